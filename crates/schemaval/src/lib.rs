@@ -1,0 +1,41 @@
+//! JSON Schema validation with mcpx's dialect policy.
+//!
+//! mcpx compiles the schemas of servers it does not control, so the policy is explicit:
+//!
+//! - **No network, ever.** A schema may reference only itself and the built-in metaschemas of
+//!   the supported dialects. Every other reference, also one inside an unused `$defs` entry, is a
+//!   [`CompileError::UnresolvedRef`].
+//! - **Bounded.** Documents over [`MAX_SCHEMA_BYTES`] are refused before parsing; nesting over
+//!   [`MAX_DEPTH`] is refused; `pattern` matching is bounded by [`MAX_REGEX_BACKTRACKS`].
+//! - **`format` is an annotation**, never an assertion, in every dialect; so are
+//!   `contentEncoding` and `contentMediaType`.
+//! - **Exact numbers.** Integers and decimals are compared by their text, never through `f64`,
+//!   for bounds, `multipleOf`, `enum`, `const` and `uniqueItems`.
+//! - **Flat errors.** Every problem is one line, `$.count: got string, want integer`.
+//! - **Dialects.** No `$schema` means 2020-12; draft-04, -06, -07 and 2019-09 are honoured by
+//!   their own rules; anything else is a [`CompileError::UnsupportedDialect`].
+//!
+//! This crate is the only place in the workspace that uses the underlying validator.
+
+#![deny(missing_docs)]
+
+mod dialect;
+mod error;
+mod json;
+mod limits;
+mod path;
+mod refs;
+mod schema;
+mod validate_error;
+mod violation;
+
+pub use dialect::Dialect;
+pub use error::CompileError;
+pub use json::parse_json;
+pub use limits::{
+    MAX_DEPTH, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS, MAX_REGEX_BACKTRACKS,
+    MAX_REGEX_SIZE, MAX_SCHEMA_BYTES,
+};
+pub use schema::{Compiler, Schema};
+pub use validate_error::ValidateError;
+pub use violation::Violation;

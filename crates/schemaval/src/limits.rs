@@ -1,0 +1,33 @@
+//! Every bound the policy puts on schemas and instances, in one place.
+//!
+//! Each limit exists because the validator is fed by servers and clients mcpx does not control:
+//! without it, one hostile document could take unbounded time, memory or stack.
+
+/// Largest schema document accepted, in bytes (1 MiB). For a parsed value it is measured as the
+/// length of its compact serialization. A document of exactly this size is accepted.
+pub const MAX_SCHEMA_BYTES: usize = 1024 * 1024;
+
+/// Deepest nesting of arrays and objects accepted in a schema or an instance.
+///
+/// Validation recurses once per nesting level; this bound keeps that recursion well inside the
+/// 2 MiB stack of a test or async worker thread, in debug builds too. `serde_json`'s parser
+/// refuses a 128th level, so this is the same bound for parsed text and for values built in
+/// memory: anything [`crate::parse_json`] returns is within it.
+pub const MAX_DEPTH: usize = 127;
+
+/// Most backtracking steps one `pattern` or `patternProperties` match may take before it is
+/// abandoned (and the value counted invalid). Only patterns that need backtracking (look-around,
+/// back-references) use a backtracking engine at all; every other pattern runs in linear time.
+pub const MAX_REGEX_BACKTRACKS: usize = 100_000;
+
+/// Largest compiled form of one regular expression, in bytes.
+pub const MAX_REGEX_SIZE: usize = 2 * 1024 * 1024;
+
+/// Most characters of a string value quoted in a violation line; longer strings are cut with `…`.
+pub const MAX_QUOTED_CHARS: usize = 40;
+
+/// Most `enum` options listed in a violation line; the rest are counted.
+pub const MAX_LISTED_OPTIONS: usize = 8;
+
+/// Most alternatives of an `anyOf`/`oneOf` whose first problem is summarised in a violation line.
+pub const MAX_LISTED_ALTERNATIVES: usize = 4;
