@@ -1,0 +1,145 @@
+//! Command-line arguments: the raw form clap parses, and the checked form commands run on.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+/// Exit code: the answer is no (an instance is invalid).
+pub(crate) const EXIT_NO: u8 = 1;
+/// Exit code: mcpx could not do its job.
+pub(crate) const EXIT_TROUBLE: u8 = 2;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success: every schema compiled, every instance valid
+  1  the answer is no: an instance is invalid
+  2  mcpx could not do its job: a schema does not compile, a file can't be read or parsed";
+
+#[derive(Debug, Parser)]
+#[command(name = "mcpx", version, about = "Gateway and command-line client for MCP servers, enforcing their tool schemas", after_help = EXIT_CODES)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Compile and apply JSON Schemas under mcpx's policy (offline, bounded, formats as annotations).
+    #[command(subcommand)]
+    Schema(SchemaCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SchemaCommand {
+    /// Compile schemas under the policy and report every one that fails.
+    #[command(
+        after_help = "Examples:\n  mcpx schema check tool-input.json\n  mcpx schema check schemas/*.json\n\nExit codes:\n  0  every schema compiles\n  2  a schema does not compile or can't be read (one line per failure: FILE: <error>)"
+    )]
+    Check(CheckArgs),
+    /// Validate instances against a schema, printing one line per problem.
+    #[command(
+        after_help = "Examples:\n  mcpx schema validate --schema tool-input.json args.json\n  echo '{\"count\": 3}' | mcpx schema validate --schema tool-input.json -\n\nExit codes:\n  0  every instance is valid\n  1  an instance is invalid (its problems on stdout, one line each)\n  2  the schema does not compile, or a file can't be read or parsed"
+    )]
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// Schema files to compile.
+    #[arg(required = true, value_name = "SCHEMA_FILE")]
+    files: Vec<PathBuf>,
+    /// Print a JSON report instead of lines.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ValidateArgs {
+    /// The schema to validate against.
+    #[arg(long, value_name = "SCHEMA_FILE")]
+    schema: PathBuf,
+    /// Instance files to validate; `-` reads standard input.
+    #[arg(required = true, value_name = "INSTANCE_FILE")]
+    instances: Vec<PathBuf>,
+    /// Print a JSON report instead of lines.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Where an input comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Source {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Source {
+    fn from_arg(path: &Path) -> Source {
+        if path.as_os_str() == "-" {
+            Source::Stdin
+        } else {
+            Source::File(path.to_path_buf())
+        }
+    }
+
+    /// How the source is named in output.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Source::Stdin => "-".to_owned(),
+            Source::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// A schema command whose arguments have been checked.
+#[derive(Debug)]
+pub(crate) enum Schema {
+    Check {
+        files: Vec<Source>,
+        json: bool,
+    },
+    Validate {
+        schema: Source,
+        instances: Vec<Source>,
+        json: bool,
+    },
+}
+
+impl SchemaCommand {
+    /// Checks what clap cannot: standard input is read at most once.
+    pub(crate) fn checked(self) -> anyhow::Result<Schema> {
+        let (sources, command) = match self {
+            SchemaCommand::Check(args) => {
+                let files: Vec<Source> = args.files.iter().map(|p| Source::from_arg(p)).collect();
+                (
+                    files.clone(),
+                    Schema::Check {
+                        files,
+                        json: args.json,
+                    },
+                )
+            }
+            SchemaCommand::Validate(args) => {
+                let schema = Source::from_arg(&args.schema);
+                let instances: Vec<Source> =
+                    args.instances.iter().map(|p| Source::from_arg(p)).collect();
+                let mut all = instances.clone();
+                all.push(schema.clone());
+                (
+                    all,
+                    Schema::Validate {
+                        schema,
+                        instances,
+                        json: args.json,
+                    },
+                )
+            }
+        };
+        let stdin_uses = sources.iter().filter(|s| **s == Source::Stdin).count();
+        anyhow::ensure!(
+            stdin_uses <= 1,
+            "`-` (standard input) can be given only once"
+        );
+        Ok(command)
+    }
+}

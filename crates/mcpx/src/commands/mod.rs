@@ -1,0 +1,3 @@
+//! One module per command.
+
+pub(crate) mod schema;
