@@ -1,8 +1,6 @@
 //! Reading JSON exactly: numbers keep their text (no trip through `f64`), nesting and size are
 //! bounded before anything recurses over the document.
 
-use std::io;
-
 use serde_json::Value;
 
 use crate::{CompileError, MAX_DEPTH};
@@ -20,39 +18,85 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
 /// Whether `value` nests deeper than `limit`, found without recursion so that a hostile value
 /// cannot overflow the stack while being measured.
 pub(crate) fn deeper_than(value: &Value, limit: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((node, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match node {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if depth >= limit {
-            return true;
+    enum Level<'a> {
+        Array(std::slice::Iter<'a, Value>),
+        Object(serde_json::map::Values<'a>),
+    }
+    fn open(value: &Value) -> Option<Level<'_>> {
+        match value {
+            Value::Array(items) => Some(Level::Array(items.iter())),
+            Value::Object(map) => Some(Level::Object(map.values())),
+            _ => None,
         }
-        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    let Some(first) = open(value) else {
+        return false;
+    };
+    if limit == 0 {
+        return true;
+    }
+    // One open container per level: the stack's length is the current depth.
+    let mut stack = vec![first];
+    while let Some(level) = stack.last_mut() {
+        let next = match level {
+            Level::Array(items) => items.next(),
+            Level::Object(values) => values.next(),
+        };
+        match next {
+            None => {
+                stack.pop();
+            }
+            Some(child) => {
+                if let Some(inner) = open(child) {
+                    if stack.len() >= limit {
+                        return true;
+                    }
+                    stack.push(inner);
+                }
+            }
+        }
     }
     false
 }
 
-/// Length of `value`'s compact serialization, counted without building it.
+/// Length of `value`'s compact serialization (what `serde_json::to_string` would produce),
+/// counted without building it and without recursion.
 pub(crate) fn compact_len(value: &Value) -> usize {
-    struct Counter {
-        written: usize,
+    let mut len = 0;
+    let mut stack = vec![value];
+    while let Some(node) = stack.pop() {
+        len += match node {
+            Value::Null => 4,
+            Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => n.as_str().len(),
+            Value::String(s) => quoted_len(s),
+            Value::Array(items) => {
+                stack.extend(items.iter());
+                // Brackets and the commas between items.
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                // Braces, commas, and each key quoted with its colon.
+                2 + map.len().saturating_sub(1)
+                    + map.keys().map(|k| quoted_len(k) + 1).sum::<usize>()
+            }
+        };
     }
-    impl io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.written += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter { written: 0 };
-    // Writing to the counter cannot fail, and a `Value` always serializes.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.written
+    len
+}
+
+/// Length of a string as `serde_json` writes it: quoted, with its escapes.
+fn quoted_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 impl From<serde_json::Error> for CompileError {
@@ -111,9 +155,18 @@ mod tests {
 
     #[test]
     fn compact_length_matches_serialization() {
-        let v = parse_json(br#"{ "a": [1, 2, {"b": "c d"}], "e": 18446744073709551617 }"#).unwrap();
-        let text = serde_json::to_string(&v).unwrap();
-        assert_eq!(compact_len(&v), text.len());
+        let docs: [&[u8]; 5] = [
+            br#"{ "a": [1, 2, {"b": "c d"}], "e": 18446744073709551617, "f": -1.5e-7 }"#,
+            br#"[null, true, false, [], {}, "", [[]], {"": {}}]"#,
+            b"\"quote \\\" backslash \\\\ controls \\n\\t\\r\\b\\f\\u0001\\u001f \\u00e9 \\ud83d\\ude00 / <>\"",
+            br#"{"k\"ey": ["\u0000", "tab\there"]}"#,
+            b"0",
+        ];
+        for doc in docs {
+            let v = parse_json(doc).unwrap();
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(compact_len(&v), text.len(), "{text}");
+        }
     }
 
     #[test]

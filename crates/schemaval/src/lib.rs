@@ -33,8 +33,8 @@ pub use dialect::Dialect;
 pub use error::CompileError;
 pub use json::parse_json;
 pub use limits::{
-    MAX_DEPTH, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS, MAX_REGEX_BACKTRACKS,
-    MAX_REGEX_SIZE, MAX_SCHEMA_BYTES,
+    MAX_DEPTH, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS,
+    MAX_REFS_FOR_CYCLE_SEARCH, MAX_REGEX_BACKTRACKS, MAX_REGEX_SIZE, MAX_SCHEMA_BYTES,
 };
 pub use schema::{Compiler, Schema};
 pub use validate_error::ValidateError;

@@ -31,3 +31,8 @@ pub const MAX_LISTED_OPTIONS: usize = 8;
 
 /// Most alternatives of an `anyOf`/`oneOf` whose first problem is summarised in a violation line.
 pub const MAX_LISTED_ALTERNATIVES: usize = 4;
+
+/// Most references whose graph is searched for cycles at compile time; a schema with more is
+/// taken to recurse (so its instances' depth is measured). Bounds the quadratic search on hostile
+/// documents; real tool schemas have tens.
+pub const MAX_REFS_FOR_CYCLE_SEARCH: usize = 2_000;

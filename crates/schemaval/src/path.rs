@@ -43,7 +43,11 @@ pub(crate) fn from_pointer(root: &Value, pointer: &str) -> String {
     let mut path = String::from("$");
     let mut node = Some(root);
     for raw in pointer.split('/').skip(1) {
-        let segment = raw.replace("~1", "/").replace("~0", "~");
+        let segment = if raw.contains('~') {
+            std::borrow::Cow::Owned(raw.replace("~1", "/").replace("~0", "~"))
+        } else {
+            std::borrow::Cow::Borrowed(raw)
+        };
         match node {
             Some(Value::Array(items)) => match segment.parse::<usize>() {
                 Ok(index) => {
@@ -57,7 +61,7 @@ pub(crate) fn from_pointer(root: &Value, pointer: &str) -> String {
             },
             Some(Value::Object(map)) => {
                 push_key(&mut path, &segment);
-                node = map.get(&segment);
+                node = map.get(segment.as_ref());
             }
             _ => {
                 push_key(&mut path, &segment);

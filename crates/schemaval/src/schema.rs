@@ -19,7 +19,7 @@ pub struct Schema {
 struct Inner {
     validator: Validator,
     dialect: Dialect,
-    follows_instance_depth: bool,
+    recursive: bool,
 }
 
 impl std::fmt::Debug for Schema {
@@ -108,7 +108,7 @@ impl Compiler {
             inner: Arc::new(Inner {
                 validator,
                 dialect,
-                follows_instance_depth: shape.follows_instance_depth,
+                recursive: shape.recursive,
             }),
         })
     }
@@ -166,10 +166,10 @@ impl Schema {
         }
     }
 
-    /// Validation recurses as deep as the schema does, and with references or `uniqueItems` as
-    /// deep as the instance: only then is the instance's depth measured.
+    /// Validation recurses as deep as the schema does, and through a reference cycle as deep as
+    /// the instance: only then is the instance's depth measured.
     fn too_deep(&self, instance: &Value) -> bool {
-        self.inner.follows_instance_depth && deeper_than(instance, MAX_DEPTH)
+        self.inner.recursive && deeper_than(instance, MAX_DEPTH)
     }
 }
 

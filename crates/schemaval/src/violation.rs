@@ -16,7 +16,7 @@ use crate::{MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS, MAX_R
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     path: String,
-    keyword: String,
+    keyword: &'static str,
     message: String,
 }
 
@@ -27,8 +27,8 @@ impl Violation {
     }
 
     /// The schema keyword that failed (`type`, `required`, `maximum`, …).
-    pub fn keyword(&self) -> &str {
-        &self.keyword
+    pub fn keyword(&self) -> &'static str {
+        self.keyword
     }
 
     /// What is wrong, without the path: `got string, want integer`.
@@ -47,15 +47,69 @@ impl fmt::Display for Violation {
 /// otherwise one), with paths taken against `root`.
 pub(crate) fn from_error(root: &Value, error: &jsonschema::ValidationError<'_>) -> Vec<Violation> {
     let path = path::from_pointer(root, error.instance_path().as_str());
-    let keyword = error.kind().keyword().to_owned();
-    messages(error.kind(), error.instance(), root, &path, true)
+    let keyword = static_keyword(error.kind());
+    let mut messages = messages(error.kind(), error.instance(), root, &path, true);
+    let last = messages.pop();
+    let mut out: Vec<Violation> = messages
         .into_iter()
         .map(|message| Violation {
             path: path.clone(),
-            keyword: keyword.clone(),
+            keyword,
             message,
         })
-        .collect()
+        .collect();
+    out.extend(last.map(|message| Violation {
+        path,
+        keyword,
+        message,
+    }));
+    out
+}
+
+/// The keyword that failed, for the kinds this policy can produce; `custom` for any other.
+fn static_keyword(kind: &ValidationErrorKind) -> &'static str {
+    const KNOWN: [&str; 34] = [
+        "additionalItems",
+        "additionalProperties",
+        "anyOf",
+        "pattern",
+        "const",
+        "contains",
+        "contentEncoding",
+        "contentMediaType",
+        "enum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "falseSchema",
+        "format",
+        "maxItems",
+        "maximum",
+        "maxLength",
+        "maxProperties",
+        "minItems",
+        "minimum",
+        "minLength",
+        "minProperties",
+        "multipleOf",
+        "not",
+        "oneOf",
+        "propertyNames",
+        "required",
+        "type",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "uniqueItems",
+        "$ref",
+        "dependentRequired",
+        "dependencies",
+        "items",
+    ];
+    let name = kind.keyword();
+    KNOWN
+        .iter()
+        .find(|k| **k == name)
+        .copied()
+        .unwrap_or("custom")
 }
 
 fn messages(
@@ -323,5 +377,22 @@ fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    #[test]
+    fn keywords_are_named() {
+        let schema =
+            crate::Schema::compile(&serde_json::json!({"required": ["a"], "maxLength": 1}))
+                .unwrap();
+        let Err(crate::ValidateError::Invalid(v)) = schema.validate(&serde_json::json!({})) else {
+            panic!("want a violation");
+        };
+        assert_eq!(v[0].keyword(), "required");
+        assert_eq!(v[0].path(), "$");
+        assert_eq!(v[0].message(), "missing property 'a'");
     }
 }

@@ -436,13 +436,7 @@ fn a_ten_thousand_deep_instance_is_a_typed_error_not_an_abort() {
                 s.validate(&deep),
                 Err(ValidateError::TooDeep { limit: MAX_DEPTH })
             );
-            // Take the value apart without recursion.
-            let mut stack = vec![deep];
-            while let Some(v) = stack.pop() {
-                if let Value::Array(items) = v {
-                    stack.extend(items);
-                }
-            }
+            dismantle(deep);
             // At the limit it validates, recursion and all.
             let mut at_limit = json!([]);
             for _ in 1..MAX_DEPTH {
@@ -454,6 +448,56 @@ fn a_ten_thousand_deep_instance_is_a_typed_error_not_an_abort() {
             let pair = Value::Array(vec![at_limit[0].clone(), at_limit[0].clone()]);
             assert!(!unique.is_valid(&pair));
             assert!(unique.is_valid(&Value::Array(vec![at_limit[0].clone(), json!(1)])));
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn nested_arrays(depth: usize) -> Value {
+    let mut v = json!([]);
+    for _ in 1..depth {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// Takes a deep value apart without recursion (dropping it whole would recurse).
+fn dismantle(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        if let Value::Array(items) = v {
+            stack.extend(items);
+        }
+    }
+}
+
+#[test]
+fn deep_instances_are_measured_only_where_validation_would_follow_them() {
+    std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            let deep = nested_arrays(10_000);
+            let recursive = [
+                r##"{"items": {"$ref": "#"}}"##,
+                r##"{"$defs": {"a": {"items": {"$ref": "#/$defs/b"}}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}"##,
+                r##"{"$dynamicAnchor": "n", "items": {"$dynamicRef": "#n"}}"##,
+                r##"{"$ref": "https://json-schema.org/draft/2020-12/schema"}"##,
+            ];
+            for text in recursive {
+                let s = schema(text);
+                assert!(!s.is_valid(&deep), "{text}");
+                assert_eq!(s.validate(&deep), Err(ValidateError::TooDeep { limit: MAX_DEPTH }), "{text}");
+            }
+            // References without a cycle recurse only as deep as the schema: no need to measure.
+            let flat = schema(r##"{"$defs": {"a": {"type": "array", "items": {"$ref": "#/$defs/b"}}, "b": {"type": "array"}}, "$ref": "#/$defs/a"}"##);
+            assert!(flat.is_valid(&deep));
+            // uniqueItems compares whole items, recursively: measured too.
+            let unique = schema(r#"{"uniqueItems": true}"#);
+            let pair = Value::Array(vec![nested_arrays(10_000), nested_arrays(10_000)]);
+            assert_eq!(unique.validate(&pair), Err(ValidateError::TooDeep { limit: MAX_DEPTH }));
+            dismantle(pair);
+            dismantle(deep);
         })
         .unwrap()
         .join()
