@@ -4,9 +4,10 @@
 //!
 //! `cargo bench -p schemaval --bench validator`
 
+#![allow(missing_docs)] // criterion's macros generate undocumented items
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use jsonschema::PatternOptions;
-use schemaval::{parse_json, Schema};
+use schemaval::{parse_json, Dialect, Schema};
 use serde_json::Value;
 
 fn fixture(name: &str) -> Value {
@@ -15,18 +16,7 @@ fn fixture(name: &str) -> Value {
 }
 
 fn raw_options() -> jsonschema::ValidationOptions<'static> {
-    jsonschema::options()
-        .with_registry(&referencing::SPECIFICATIONS)
-        .offline()
-        .should_validate_formats(false)
-        .should_ignore_unknown_formats(true)
-        .without_content_media_type_support("application/json")
-        .without_content_encoding_support("base64")
-        .with_pattern_options(
-            PatternOptions::fancy_regex()
-                .backtrack_limit(schemaval::MAX_REGEX_BACKTRACKS)
-                .size_limit(schemaval::MAX_REGEX_SIZE),
-        )
+    schemaval::policy_options(Dialect::Draft202012)
 }
 
 fn tool_schema(c: &mut Criterion) {

@@ -36,6 +36,8 @@ pub use limits::{
     MAX_DEPTH, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS,
     MAX_REFS_FOR_CYCLE_SEARCH, MAX_REGEX_BACKTRACKS, MAX_REGEX_SIZE, MAX_SCHEMA_BYTES,
 };
+#[doc(hidden)]
+pub use schema::policy_options;
 pub use schema::{Compiler, Schema};
 pub use validate_error::ValidateError;
 pub use violation::Violation;

@@ -89,19 +89,7 @@ impl Compiler {
         }
         let dialect = Dialect::of(schema, self.default_dialect)?;
         let shape = refs::check(schema, dialect)?;
-        let validator = jsonschema::options()
-            .with_draft(dialect.draft())
-            .with_registry(&referencing::SPECIFICATIONS)
-            .offline()
-            .should_validate_formats(false)
-            .should_ignore_unknown_formats(true)
-            .without_content_media_type_support("application/json")
-            .without_content_encoding_support("base64")
-            .with_pattern_options(
-                PatternOptions::fancy_regex()
-                    .backtrack_limit(MAX_REGEX_BACKTRACKS)
-                    .size_limit(MAX_REGEX_SIZE),
-            )
+        let validator = policy_options(dialect)
             .build(schema)
             .map_err(|err| compile_error(schema, &err))?;
         Ok(Schema {
@@ -171,6 +159,27 @@ impl Schema {
     fn too_deep(&self, instance: &Value) -> bool {
         self.inner.recursive && deeper_than(instance, MAX_DEPTH)
     }
+}
+
+/// The underlying validator's options that carry the policy: offline with the built-in
+/// metaschemas, formats and content as annotations, bounded regular expressions.
+///
+/// Public only so the benchmarks can time the raw crate with exactly these options.
+#[doc(hidden)]
+pub fn policy_options(dialect: Dialect) -> jsonschema::ValidationOptions<'static> {
+    jsonschema::options()
+        .with_draft(dialect.draft())
+        .with_registry(&referencing::SPECIFICATIONS)
+        .offline()
+        .should_validate_formats(false)
+        .should_ignore_unknown_formats(true)
+        .without_content_media_type_support("application/json")
+        .without_content_encoding_support("base64")
+        .with_pattern_options(
+            PatternOptions::fancy_regex()
+                .backtrack_limit(MAX_REGEX_BACKTRACKS)
+                .size_limit(MAX_REGEX_SIZE),
+        )
 }
 
 fn compile_error(schema: &Value, err: &jsonschema::ValidationError<'_>) -> CompileError {
