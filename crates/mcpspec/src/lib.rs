@@ -13,8 +13,10 @@
 
 mod conversation;
 mod location;
+mod recording;
 mod spec;
 
 pub use conversation::{Conversation, Side};
 pub use location::{spec_dir, spec_or_skip, VERSIONS};
+pub use recording::Recording;
 pub use spec::{Spec, SpecError};

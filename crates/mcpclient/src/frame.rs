@@ -1,0 +1,148 @@
+//! One JSON-RPC frame, kept as the exact text that was sent or received.
+
+use std::fmt;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+use thiserror::Error;
+
+/// Largest frame accepted from a peer, in bytes (16 MiB). A longer line is skipped whole and
+/// reported; the frames after it are still read.
+pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// A JSON-RPC frame: a JSON object (or, for 2025-03-26 batches, an array) as text.
+#[derive(Clone)]
+pub struct Frame {
+    raw: Box<RawValue>,
+}
+
+impl PartialEq for Frame {
+    fn eq(&self, other: &Frame) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for Frame {}
+
+/// Why bytes are not a frame.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// Not JSON at all. `excerpt` is the start of the text, for logs.
+    #[error("not JSON ({message}): {excerpt}")]
+    NotJson {
+        /// What the parser objected to.
+        message: String,
+        /// The first characters of the text.
+        excerpt: String,
+    },
+    /// JSON, but not an object or array.
+    #[error("not a JSON-RPC message: {excerpt}")]
+    NotAMessage {
+        /// The first characters of the text.
+        excerpt: String,
+    },
+    /// Longer than [`MAX_FRAME_BYTES`].
+    #[error("frame too large: over {limit} bytes")]
+    TooLarge {
+        /// The limit it exceeds.
+        limit: usize,
+    },
+}
+
+/// Characters of a bad frame kept in its error.
+const EXCERPT_CHARS: usize = 80;
+
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+impl Frame {
+    /// A frame from JSON text, kept byte for byte (surrounding white space trimmed).
+    ///
+    /// # Errors
+    /// [`FrameError`] when the text is too large, not JSON, or not an object or array.
+    pub fn parse(text: &str) -> Result<Frame, FrameError> {
+        if text.len() > MAX_FRAME_BYTES {
+            return Err(FrameError::TooLarge {
+                limit: MAX_FRAME_BYTES,
+            });
+        }
+        let trimmed = text.trim();
+        let raw: Box<RawValue> =
+            serde_json::from_str(trimmed).map_err(|e| FrameError::NotJson {
+                message: e.to_string(),
+                excerpt: excerpt(trimmed),
+            })?;
+        if !(raw.get().starts_with('{') || raw.get().starts_with('[')) {
+            return Err(FrameError::NotAMessage {
+                excerpt: excerpt(trimmed),
+            });
+        }
+        Ok(Frame { raw })
+    }
+
+    /// A frame from a value (for frames mcpx writes itself).
+    pub fn from_value(value: &Value) -> Frame {
+        let raw =
+            RawValue::from_string(value.to_string()).expect("a serialized Value is valid JSON");
+        Frame { raw }
+    }
+
+    /// The exact text.
+    pub fn text(&self) -> &str {
+        self.raw.get()
+    }
+
+    /// The frame parsed, with numbers kept as written.
+    ///
+    /// # Errors
+    /// None in practice: the text was checked when the frame was made.
+    pub fn value(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(self.raw.get())
+    }
+}
+
+impl fmt::Debug for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Frame({})", self.raw.get())
+    }
+}
+
+impl fmt::Display for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.raw.get())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_kept_byte_for_byte() {
+        let text = r#"{"z":1,"a":18446744073709551617,"f":0.100000000000000000000000000001,"e":1E400,"u":{"_meta":{}}}"#;
+        assert_eq!(Frame::parse(text).unwrap().text(), text);
+        assert_eq!(Frame::parse(&format!("  {text}\r")).unwrap().text(), text);
+    }
+
+    #[test]
+    fn non_messages_are_typed_errors() {
+        assert!(matches!(
+            Frame::parse("not json"),
+            Err(FrameError::NotJson { .. })
+        ));
+        assert!(matches!(
+            Frame::parse("42"),
+            Err(FrameError::NotAMessage { .. })
+        ));
+        let long = format!("\"{}\"", "x".repeat(200));
+        let Err(FrameError::NotAMessage { excerpt }) = Frame::parse(&long) else {
+            panic!()
+        };
+        assert_eq!(excerpt.chars().count(), EXCERPT_CHARS + 1);
+    }
+}

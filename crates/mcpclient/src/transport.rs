@@ -1,0 +1,44 @@
+//! The one small trait every transport implements.
+
+use std::future::Future;
+
+use thiserror::Error;
+
+use crate::{Frame, FrameError};
+
+/// Why a transport could not carry a frame.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The server process could not be started.
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        /// The program named in the configuration.
+        program: String,
+        /// Why it did not start.
+        source: std::io::Error,
+    },
+    /// The peer sent something that is not a frame. The transport stays usable: later frames
+    /// are still read.
+    #[error("bad frame from the server: {0}")]
+    BadFrame(#[from] FrameError),
+    /// Reading or writing failed.
+    #[error("transport I/O: {0}")]
+    Io(#[from] std::io::Error),
+    /// The connection is closed.
+    #[error("the connection is closed")]
+    Closed,
+}
+
+/// A bidirectional carrier of JSON-RPC frames.
+pub trait Transport: Send {
+    /// Sends one frame.
+    fn send(&mut self, frame: &Frame) -> impl Future<Output = Result<(), TransportError>> + Send;
+
+    /// The next frame from the peer: `None` once the peer has closed the connection. A
+    /// [`TransportError::BadFrame`] leaves the transport usable.
+    fn receive(&mut self) -> impl Future<Output = Option<Result<Frame, TransportError>>> + Send;
+
+    /// Closes the connection and releases what it holds (for stdio: stops and reaps the child).
+    fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
+}
