@@ -4,15 +4,18 @@
 //! what it forwards: frames are kept as the JSON text that arrived ([`Frame`]), so unknown
 //! fields, `_meta`, number text and key order pass through unchanged.
 //!
-//! This first layer is the transport: one small trait ([`Transport`]) and its stdio
-//! implementation ([`StdioTransport`]), newline-delimited, bounded by [`MAX_FRAME_BYTES`].
+//! Layers so far: the transport, one small trait ([`Transport`]) with its stdio implementation
+//! ([`StdioTransport`]), newline-delimited and bounded by [`MAX_FRAME_BYTES`]; and JSON-RPC over
+//! it ([`Connection`]): calls matched to answers by id, with timeouts and cancellation.
 
 #![deny(missing_docs)]
 
 mod frame;
+mod rpc;
 mod stdio;
 mod transport;
 
 pub use frame::{Frame, FrameError, MAX_FRAME_BYTES};
+pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_FRAMES};
 pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
 pub use transport::{Transport, TransportError};

@@ -40,6 +40,8 @@ pub struct StdioTransport {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    /// The line being read, kept here so that a cancelled `receive` loses nothing.
+    partial: Partial,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -74,6 +76,7 @@ impl StdioTransport {
             child,
             stdin: Some(stdin),
             stdout: BufReader::new(stdout),
+            partial: Partial::default(),
             stderr: tail,
         })
     }
@@ -111,42 +114,57 @@ enum Line {
     End,
 }
 
+/// A line read so far: its bytes, or the note that it is already over the limit.
+#[derive(Default)]
+struct Partial {
+    line: Vec<u8>,
+    over: bool,
+}
+
+impl Partial {
+    fn finish(&mut self) -> Line {
+        let over = std::mem::take(&mut self.over);
+        let line = std::mem::take(&mut self.line);
+        if over {
+            Line::TooLarge
+        } else {
+            Line::Text(line)
+        }
+    }
+}
+
 /// Reads one newline-terminated line, never holding more than `limit` bytes of it: a longer
-/// line is consumed to its end and reported as too large.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> std::io::Result<Line> {
-    let mut line = Vec::new();
-    let mut over = false;
+/// line is consumed to its end and reported as too large. Cancel-safe: what was read before a
+/// cancelled call stays in `partial`.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    partial: &mut Partial,
+    limit: usize,
+) -> std::io::Result<Line> {
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(if over {
-                Line::TooLarge
-            } else if line.is_empty() {
-                Line::End
-            } else {
-                Line::Text(line)
-            });
+            if !partial.over && partial.line.is_empty() {
+                return Ok(Line::End);
+            }
+            return Ok(partial.finish());
         }
         let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
             Some(at) => (&available[..at], Some(at + 1)),
             None => (available, None),
         };
-        if !over {
-            if line.len() + chunk.len() > limit {
-                over = true;
-                line = Vec::new();
+        if !partial.over {
+            if partial.line.len() + chunk.len() > limit {
+                partial.over = true;
+                partial.line = Vec::new();
             } else {
-                line.extend_from_slice(chunk);
+                partial.line.extend_from_slice(chunk);
             }
         }
         let used = done.unwrap_or(available.len());
         reader.consume(used);
         if done.is_some() {
-            return Ok(if over {
-                Line::TooLarge
-            } else {
-                Line::Text(line)
-            });
+            return Ok(partial.finish());
         }
     }
 }
@@ -164,7 +182,7 @@ impl Transport for StdioTransport {
 
     async fn receive(&mut self) -> Option<Result<Frame, TransportError>> {
         loop {
-            return match read_line(&mut self.stdout, MAX_FRAME_BYTES).await {
+            return match read_line(&mut self.stdout, &mut self.partial, MAX_FRAME_BYTES).await {
                 Err(err) => Some(Err(err.into())),
                 Ok(Line::End) => None,
                 Ok(Line::TooLarge) => Some(Err(FrameError::TooLarge {
@@ -204,20 +222,21 @@ mod tests {
     async fn long_lines_are_skipped_without_losing_the_next() {
         let input = format!("{}\n{{\"a\":1}}\nshort\n", "x".repeat(100));
         let mut reader = BufReader::with_capacity(16, input.as_bytes());
+        let mut p = Partial::default();
         assert!(matches!(
-            read_line(&mut reader, 50).await.unwrap(),
+            read_line(&mut reader, &mut p, 50).await.unwrap(),
             Line::TooLarge
         ));
-        let Line::Text(next) = read_line(&mut reader, 50).await.unwrap() else {
+        let Line::Text(next) = read_line(&mut reader, &mut p, 50).await.unwrap() else {
             panic!()
         };
         assert_eq!(next, b"{\"a\":1}");
-        let Line::Text(last) = read_line(&mut reader, 50).await.unwrap() else {
+        let Line::Text(last) = read_line(&mut reader, &mut p, 50).await.unwrap() else {
             panic!()
         };
         assert_eq!(last, b"short");
         assert!(matches!(
-            read_line(&mut reader, 50).await.unwrap(),
+            read_line(&mut reader, &mut p, 50).await.unwrap(),
             Line::End
         ));
     }
@@ -226,7 +245,8 @@ mod tests {
     async fn a_line_of_exactly_the_limit_is_kept() {
         let input = format!("{}\n", "y".repeat(50));
         let mut reader = BufReader::with_capacity(7, input.as_bytes());
-        let Line::Text(line) = read_line(&mut reader, 50).await.unwrap() else {
+        let mut p = Partial::default();
+        let Line::Text(line) = read_line(&mut reader, &mut p, 50).await.unwrap() else {
             panic!()
         };
         assert_eq!(line.len(), 50);

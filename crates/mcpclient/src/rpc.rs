@@ -1,0 +1,318 @@
+//! JSON-RPC over a transport: requests matched to responses by id, each with a timeout.
+//!
+//! One driver task owns the transport. Calls hand it frames through a channel and wait on a
+//! one-shot for the response with their id. A call that times out, or whose future is dropped,
+//! is withdrawn and the peer is sent `notifications/cancelled`; an answer that arrives later is
+//! not delivered to anyone else's call but reported as [`Event::Unmatched`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use thiserror::Error;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{Frame, Transport, TransportError};
+
+/// Frames waiting to be written to the transport; a full queue makes callers wait.
+pub const MAX_QUEUED_FRAMES: usize = 256;
+
+/// What arrives from the peer that is not the answer to one of our calls.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// A notification (a frame with `method` and no `id`).
+    Notification(Frame),
+    /// A request from the peer (`method` and `id`), to be answered with [`Connection::send`].
+    Request(Frame),
+    /// A response whose id no call is waiting for: late, duplicated, or invented.
+    Unmatched(Frame),
+    /// Something that is not a frame; the connection goes on.
+    BadFrame(TransportError),
+    /// The peer closed the connection; nothing more will arrive.
+    Closed,
+}
+
+/// Why a call has no result.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RpcError {
+    /// No answer within the call's timeout; the peer was sent `notifications/cancelled`.
+    #[error("{method}: no answer within {after:?}")]
+    Timeout {
+        /// The method called.
+        method: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The connection closed before the answer came.
+    #[error("the connection closed before the answer")]
+    Closed,
+    /// The peer answered with a JSON-RPC error.
+    #[error("error {code}: {message}")]
+    Remote {
+        /// The error code.
+        code: i64,
+        /// The error message.
+        message: String,
+        /// The error's `data`, if any.
+        data: Option<Value>,
+    },
+    /// The answer is not a valid JSON-RPC response (both `result` and `error`, or neither).
+    #[error("invalid response: {0}")]
+    InvalidResponse(String),
+}
+
+/// The successful answer to a call: the whole response frame, as received.
+#[derive(Debug, Clone)]
+pub struct Response {
+    frame: Frame,
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+impl Response {
+    /// The response frame exactly as the peer sent it.
+    pub fn frame(&self) -> &Frame {
+        &self.frame
+    }
+
+    /// The exact text of the `result` member.
+    pub fn result_text(&self) -> &str {
+        serde_json::from_str::<Body<'_>>(self.frame.text())
+            .ok()
+            .and_then(|b| b.result)
+            .map_or("null", RawValue::get)
+    }
+
+    /// The `result` member, parsed with numbers kept as written.
+    ///
+    /// # Errors
+    /// None in practice: the text was checked when the response was accepted.
+    pub fn result(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(self.result_text())
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Frame>>>>;
+
+/// A JSON-RPC connection over a transport.
+pub struct Connection {
+    outgoing: mpsc::Sender<Frame>,
+    pending: Pending,
+    next_id: AtomicU64,
+}
+
+impl Connection {
+    /// Starts the driver task for `transport`; events from the peer arrive on the receiver.
+    /// Dropping the connection closes the transport.
+    pub fn start<T: Transport + 'static>(
+        transport: T,
+    ) -> (Connection, mpsc::UnboundedReceiver<Event>) {
+        let (outgoing, queue) = mpsc::channel(MAX_QUEUED_FRAMES);
+        let (events, receiver) = mpsc::unbounded_channel();
+        let pending: Pending = Arc::default();
+        tokio::spawn(drive(transport, queue, events, pending.clone()));
+        let connection = Connection {
+            outgoing,
+            pending,
+            next_id: AtomicU64::new(1),
+        };
+        (connection, receiver)
+    }
+
+    /// Sends a frame as it is (a notification, or the answer to a peer's request).
+    ///
+    /// # Errors
+    /// [`RpcError::Closed`] when the connection is closed.
+    pub async fn send(&self, frame: Frame) -> Result<(), RpcError> {
+        self.outgoing
+            .send(frame)
+            .await
+            .map_err(|_| RpcError::Closed)
+    }
+
+    /// Sends a notification.
+    ///
+    /// # Errors
+    /// [`RpcError::Closed`] when the connection is closed.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), RpcError> {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.send(Frame::from_value(&message)).await
+    }
+
+    /// Calls `method` and waits at most `timeout` for the answer.
+    ///
+    /// # Errors
+    /// [`RpcError`]: a timeout (after which the peer is told the call is cancelled), the
+    /// connection closing, the peer's error, or an invalid response.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+    ) -> Result<Response, RpcError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        let (answer, answered) = oneshot::channel();
+        let key = id.to_string();
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), answer);
+        // Withdraws the call and tells the peer, if this future ends without an answer.
+        let mut guard = Withdraw {
+            pending: &self.pending,
+            outgoing: &self.outgoing,
+            key,
+            id,
+            armed: true,
+        };
+        self.send(Frame::from_value(&message)).await?;
+        let frame = match tokio::time::timeout(timeout, answered).await {
+            Ok(Ok(frame)) => frame,
+            Ok(Err(_)) => {
+                guard.armed = false;
+                return Err(RpcError::Closed);
+            }
+            Err(_) => {
+                return Err(RpcError::Timeout {
+                    method: method.to_owned(),
+                    after: timeout,
+                })
+            }
+        };
+        guard.armed = false;
+        let body: Body<'_> = serde_json::from_str(frame.text())
+            .map_err(|e| RpcError::InvalidResponse(e.to_string()))?;
+        match (body.result, body.error) {
+            (Some(_), None) => Ok(Response { frame }),
+            (None, Some(error)) => Err(RpcError::Remote {
+                code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                data: error.get("data").cloned(),
+            }),
+            (Some(_), Some(_)) => Err(RpcError::InvalidResponse(
+                "both result and error".to_owned(),
+            )),
+            (None, None) => Err(RpcError::InvalidResponse(
+                "neither result nor error".to_owned(),
+            )),
+        }
+    }
+}
+
+struct Withdraw<'a> {
+    pending: &'a Pending,
+    outgoing: &'a mpsc::Sender<Frame>,
+    key: String,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let was_pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key)
+            .is_some();
+        if was_pending {
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.id, "reason": "timed out or abandoned by the caller"}});
+            // Best effort: a full queue or a closed connection leaves nothing to tell.
+            let _ = self.outgoing.try_send(Frame::from_value(&cancel));
+        }
+    }
+}
+
+async fn drive<T: Transport>(
+    mut transport: T,
+    mut queue: mpsc::Receiver<Frame>,
+    events: mpsc::UnboundedSender<Event>,
+    pending: Pending,
+) {
+    loop {
+        tokio::select! {
+            outgoing = queue.recv() => match outgoing {
+                Some(frame) => {
+                    if let Err(err) = transport.send(&frame).await {
+                        let _ = events.send(Event::BadFrame(err));
+                        break;
+                    }
+                }
+                // Every handle is gone: close the transport.
+                None => break,
+            },
+            incoming = transport.receive() => match incoming {
+                None => break,
+                Some(Err(err)) => {
+                    let _ = events.send(Event::BadFrame(err));
+                }
+                Some(Ok(frame)) => route(frame, &events, &pending),
+            },
+        }
+    }
+    // Calls still waiting learn the connection closed when their one-shot is dropped.
+    pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    let _ = transport.close().await;
+    let _ = events.send(Event::Closed);
+}
+
+fn route(frame: Frame, events: &mpsc::UnboundedSender<Event>, pending: &Pending) {
+    let Ok(head) = serde_json::from_str::<Head<'_>>(frame.text()) else {
+        let _ = events.send(Event::Unmatched(frame));
+        return;
+    };
+    let event = match (head.method.is_some(), head.id.map(|id| id.get().to_owned())) {
+        (true, Some(_)) => Event::Request(frame),
+        (true, None) => Event::Notification(frame),
+        (false, Some(id)) => {
+            let waiting = pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
+            match waiting {
+                Some(answer) => match answer.send(frame) {
+                    Ok(()) => return,
+                    Err(frame) => Event::Unmatched(frame),
+                },
+                None => Event::Unmatched(frame),
+            }
+        }
+        (false, None) => Event::Unmatched(frame),
+    };
+    let _ = events.send(event);
+}
