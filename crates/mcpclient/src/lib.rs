@@ -10,11 +10,16 @@
 
 #![deny(missing_docs)]
 
+mod client;
 mod frame;
 mod rpc;
 mod stdio;
 mod transport;
 
+pub use client::{
+    CallOutcome, Client, ClientError, Tool, Warning, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
+    MAX_LIST_PAGES, OFFERED_VERSION, OUTPUT_WARNING,
+};
 pub use frame::{Frame, FrameError, MAX_FRAME_BYTES};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_FRAMES};
 pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
