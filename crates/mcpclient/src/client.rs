@@ -160,7 +160,15 @@ pub struct CallOutcome {
 }
 
 /// A connected, initialized MCP client.
+///
+/// A task beside it answers what the server asks of the client: `ping`, and method-not-found
+/// for requests no handler takes; everything the server sends reaches the application's event
+/// receiver too.
 pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     connection: Connection,
     protocol_version: String,
     initialize_result: Value,
@@ -197,26 +205,50 @@ impl Client {
             return Err(ClientError::UnsupportedVersion { got: version });
         }
         connection.notify("notifications/initialized", None).await?;
-        let client = Client {
+        let inner = Arc::new(Inner {
             connection,
             protocol_version: version,
             initialize_result: answer,
             tools: RwLock::new(Arc::new(Vec::new())),
             timeout: DEFAULT_TIMEOUT,
-        };
-        Ok((client, events))
+        });
+        let (to_app, app_events) = mpsc::unbounded_channel();
+        tokio::spawn(serve(Arc::downgrade(&inner), events, to_app));
+        Ok((Client { inner }, app_events))
+    }
+
+    /// Pings the server.
+    ///
+    /// # Errors
+    /// [`ClientError::Rpc`] when the server does not answer in time.
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        self.inner
+            .connection
+            .request("ping", None, self.inner.timeout)
+            .await?;
+        Ok(())
     }
 
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> &str {
-        &self.protocol_version
+        &self.inner.protocol_version
     }
 
     /// The server's `capabilities`, as it declared them.
     pub fn server_capabilities(&self) -> &Value {
-        self.initialize_result
+        self.inner
+            .initialize_result
             .get("capabilities")
             .unwrap_or(&Value::Null)
+    }
+
+    /// The tools of the last list (re-listed by itself when the server says they changed).
+    pub fn tools(&self) -> Arc<Vec<Tool>> {
+        self.inner
+            .tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Lists every tool (all pages), compiles their schemas once and keeps them for calls.
@@ -225,6 +257,26 @@ impl Client {
     /// # Errors
     /// [`ClientError`] when a page cannot be fetched or is malformed.
     pub async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
+        self.inner.list_tools().await
+    }
+
+    /// Calls a tool from the last list. Arguments are validated first: invalid ones are never
+    /// sent. The result is delivered unchanged; an `outputSchema` mismatch only adds a warning.
+    ///
+    /// # Errors
+    /// [`ClientError::InvalidArguments`], [`ClientError::UnusableInputSchema`],
+    /// [`ClientError::UnknownTool`], or the call's own failure.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallOutcome, ClientError> {
+        self.inner.call_tool(name, arguments).await
+    }
+}
+
+impl Inner {
+    async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
         let mut tools = Vec::new();
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_LIST_PAGES {
@@ -260,17 +312,7 @@ impl Client {
         Ok((tools, warnings))
     }
 
-    /// Calls a tool from the last list. Arguments are validated first: invalid ones are never
-    /// sent. The result is delivered unchanged; an `outputSchema` mismatch only adds a warning.
-    ///
-    /// # Errors
-    /// [`ClientError::InvalidArguments`], [`ClientError::UnusableInputSchema`],
-    /// [`ClientError::UnknownTool`], or the call's own failure.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallOutcome, ClientError> {
+    async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallOutcome, ClientError> {
         let tools = self.tools.read().unwrap_or_else(|p| p.into_inner()).clone();
         let tool = tools
             .iter()
@@ -302,6 +344,57 @@ impl Client {
             _ => Vec::new(),
         };
         Ok(CallOutcome { response, warnings })
+    }
+}
+
+/// Answers the server's requests to the client, re-lists tools when they change, and passes
+/// every event on to the application.
+async fn serve(
+    client: std::sync::Weak<Inner>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    to_app: mpsc::UnboundedSender<Event>,
+) {
+    while let Some(event) = events.recv().await {
+        let Some(inner) = client.upgrade() else { break };
+        match &event {
+            Event::Request(frame) => {
+                if let Ok(request) = frame.value() {
+                    let id = request.get("id").cloned().unwrap_or(Value::Null);
+                    let method = request
+                        .get("method")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let answer = match method {
+                        "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                        other => json!({"jsonrpc": "2.0", "id": id, "error": {
+                            "code": -32601,
+                            "message": format!("method not found: {other} (this client has no handler for it)")
+                        }}),
+                    };
+                    let _ = inner
+                        .connection
+                        .send(crate::Frame::from_value(&answer))
+                        .await;
+                }
+            }
+            Event::Notification(frame)
+                if frame.text().contains("notifications/tools/list_changed") =>
+            {
+                let is_list_changed = frame
+                    .value()
+                    .ok()
+                    .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned))
+                    .is_some_and(|m| m == "notifications/tools/list_changed");
+                if is_list_changed {
+                    let relist = inner.clone();
+                    tokio::spawn(async move {
+                        let _ = relist.list_tools().await;
+                    });
+                }
+            }
+            _ => {}
+        }
+        let _ = to_app.send(event);
     }
 }
 

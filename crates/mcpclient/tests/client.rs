@@ -1,0 +1,120 @@
+//! The client against scripted servers: version negotiation, what the server asks of the
+//! client, and re-listing when tools change.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcpclient::{Client, ClientError, StdioCommand, StdioTransport};
+use serde_json::{json, Value};
+
+const INIT_ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}"#;
+
+fn server(script: &str) -> StdioTransport {
+    StdioTransport::spawn(&StdioCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        ..StdioCommand::default()
+    })
+    .unwrap()
+}
+
+fn log_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpclient-client-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("log.jsonl");
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// Waits (bounded) until `path` has `n` lines, and returns them parsed.
+async fn lines(path: &Path, n: usize) -> Vec<Value> {
+    for _ in 0..250 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.lines().count() >= n {
+            return text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{} never had {n} lines", path.display());
+}
+
+#[tokio::test]
+async fn an_older_version_is_accepted_and_server_requests_are_answered() {
+    let log = log_file("ping");
+    let script = format!(
+        "read init; echo '{INIT_ANSWER}'; read initialized; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"ping\"}}'; read pong; echo \"$pong\" >> {log}; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":\"s2\",\"method\":\"sampling/createMessage\",\"params\":{{}}}}'; read no; echo \"$no\" >> {log}; \
+         read ping; echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}'; read rest",
+        log = log.display()
+    );
+    let (client, _events) = Client::connect(server(&script), json!({"name": "t", "version": "1"}))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), "2025-06-18");
+    let answers = lines(&log, 2).await;
+    assert_eq!(
+        answers[0],
+        json!({"jsonrpc": "2.0", "id": "p1", "result": {}})
+    );
+    assert_eq!(answers[1]["id"], "s2");
+    assert_eq!(answers[1]["error"]["code"], -32601);
+    client.ping().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unknown_protocol_version_is_refused() {
+    let script = "read init; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"1999-01-01\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}'; read rest";
+    let err = Client::connect(server(script), json!({"name": "t", "version": "1"}))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&err, ClientError::UnsupportedVersion { got } if got == "1999-01-01"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn tools_are_re_listed_and_recompiled_when_the_server_says_they_changed() {
+    let tool = |name: &str| {
+        format!(r#"{{"name":"{name}","inputSchema":{{"type":"object","required":["x"]}}}}"#)
+    };
+    let script = format!(
+        "read init; echo '{INIT_ANSWER}'; read initialized; \
+         read list; echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"tools\":[{a}],\"nextCursor\":\"p2\"}}}}'; \
+         read page2; echo '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{\"tools\":[{b}]}}}}'; \
+         echo '{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}'; \
+         read relist; echo '{{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{{\"tools\":[{c}]}}}}'; read rest",
+        a = tool("a"),
+        b = tool("b"),
+        c = tool("c"),
+    );
+    let (client, _events) = Client::connect(server(&script), json!({"name": "t", "version": "1"}))
+        .await
+        .unwrap();
+    let (first, _) = client.list_tools().await.unwrap();
+    let names = |tools: &[mcpclient::Tool]| {
+        tools
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&first), ["a", "b"], "both pages");
+    for _ in 0..250 {
+        if names(&client.tools()) == ["c"] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(names(&client.tools()), ["c"]);
+    // The new list's schema is the one enforced.
+    let err = client.call_tool("c", json!({})).await.unwrap_err();
+    assert!(
+        matches!(err, ClientError::InvalidArguments { ref violations, .. } if violations == &["$: missing property 'x'"]),
+        "{err}"
+    );
+}
