@@ -1,7 +1,7 @@
 //! The client against scripted servers: version negotiation, what the server asks of the
 //! client, and re-listing when tools change.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use mcpclient::{Client, ClientError, StdioCommand, StdioTransport};
@@ -16,14 +16,6 @@ fn server(script: &str) -> StdioTransport {
         ..StdioCommand::default()
     })
     .unwrap()
-}
-
-fn log_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcpclient-client-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("log.jsonl");
-    let _ = std::fs::remove_file(&path);
-    path
 }
 
 /// Waits (bounded) until `path` has `n` lines, and returns them parsed.
@@ -43,7 +35,8 @@ async fn lines(path: &Path, n: usize) -> Vec<Value> {
 
 #[tokio::test]
 async fn an_older_version_is_accepted_and_server_requests_are_answered() {
-    let log = log_file("ping");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
     let script = format!(
         "read init; echo '{INIT_ANSWER}'; read initialized; \
          echo '{{\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"ping\"}}'; read pong; echo \"$pong\" >> {log}; \

@@ -38,10 +38,8 @@ async fn answers_reach_their_own_calls_whatever_their_order() {
 
 #[tokio::test]
 async fn a_timed_out_call_is_cancelled_and_its_late_answer_goes_to_no_one_else() {
-    let dir = std::env::temp_dir().join(format!("mcpclient-rpc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let log = dir.join("received.jsonl");
-    let _ = std::fs::remove_file(&log);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("received.jsonl");
     let (c, mut events) = peer(&format!(
         "read l1; echo \"$l1\" >> {log}; sleep 1; echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"late\":true}}}}'; \
          read l2; echo \"$l2\" >> {log}; read l3; echo \"$l3\" >> {log}; \

@@ -88,7 +88,8 @@ async fn stderr_is_captured_and_never_mixed_into_frames() {
 
 #[tokio::test]
 async fn args_env_and_cwd_reach_the_child() {
-    let dir = tempfile_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
     let mut cmd = sh("printf '{\"arg\":\"%s\",\"env\":\"%s\",\"cwd\":\"%s\"}\\n' \"$0\" \"$MCPX_TEST_VAR\" \"$(pwd)\"");
     cmd.args.push("first".into());
     cmd.env.insert("MCPX_TEST_VAR".into(), "secret-ish".into());
@@ -99,12 +100,6 @@ async fn args_env_and_cwd_reach_the_child() {
     assert_eq!(frame["env"], "secret-ish");
     assert_eq!(frame["cwd"], dir.canonicalize().unwrap().to_str().unwrap());
     t.close().await.unwrap();
-}
-
-fn tempfile_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcpclient-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[tokio::test]

@@ -8,6 +8,16 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
+/// The README's main job: an invalid and a valid argument file against the example tool schema.
+const BAD_THEN_GOOD: [&str; 6] = [
+    "schema",
+    "validate",
+    "--schema",
+    "search-tool.schema.json",
+    "search-args.bad.json",
+    "search-args.json",
+];
+
 /// Runs mcpx in the examples folder, so paths in the output are short and stable.
 fn mcpx(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     let mut cmd = Command::cargo_bin("mcpx").unwrap();
@@ -25,17 +35,7 @@ fn mcpx(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
 
 #[test]
 fn validate_prints_flat_lines_per_file_and_exits_1_when_any_is_invalid() {
-    let (code, out, err) = mcpx(
-        &[
-            "schema",
-            "validate",
-            "--schema",
-            "search-tool.schema.json",
-            "search-args.bad.json",
-            "search-args.json",
-        ],
-        None,
-    );
+    let (code, out, err) = mcpx(&BAD_THEN_GOOD, None);
     assert_eq!(code, 1);
     assert_eq!(err, "");
     insta::assert_snapshot!(out, @r#"
@@ -230,14 +230,7 @@ fn a_closed_pipe_is_not_an_error() {
     // `mcpx … | head -0`: stdout closes before mcpx writes.
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("mcpx"))
         .current_dir(examples())
-        .args([
-            "schema",
-            "validate",
-            "--schema",
-            "search-tool.schema.json",
-            "search-args.bad.json",
-            "search-args.json",
-        ])
+        .args(BAD_THEN_GOOD)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -288,7 +288,7 @@ fn is_integral(n: &serde_json::Number) -> bool {
     if n.is_i64() || n.is_u64() {
         return true;
     }
-    let text = n.to_string();
+    let text = n.as_str();
     match text.split_once(['e', 'E']) {
         None => text
             .split_once('.')
