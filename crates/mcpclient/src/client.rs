@@ -1,15 +1,21 @@
-//! The MCP client: handshake, the tool list compiled once, and calls whose arguments are
-//! enforced and whose outputs are checked warn-only.
+//! The MCP client: handshake, the tool list compiled once, calls whose arguments are enforced
+//! and whose outputs are checked warn-only, and raw pass-through for everything else.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use schemaval::{CompileError, Schema};
+use schemaval::CompileError;
 use serde_json::{json, Value};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
-use crate::{Connection, Event, Response, RpcError, Transport};
+use crate::serve::serve;
+use crate::tools::{list_warnings, output_warnings};
+use crate::{
+    CallOutcome, Connection, Event, Handlers, Response, RpcError, Tool, Transport, Warning,
+};
 
 /// The protocol version the client offers.
 pub const OFFERED_VERSION: &str = "2025-11-25";
@@ -23,8 +29,13 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most pages of one list followed before giving up on a server that never stops paginating.
 pub const MAX_LIST_PAGES: usize = 1_000;
 
-/// The warning recorded when `structuredContent` does not match the tool's `outputSchema`.
-pub const OUTPUT_WARNING: &str = "structuredContent violates outputSchema (delivered unchanged)";
+/// Progress notifications waiting for a caller that has not read them; more are dropped
+/// (progress is a hint: the next one says more).
+pub const MAX_QUEUED_PROGRESS: usize = 64;
+
+/// Methods [`Client::request`] refuses: they have methods of their own, so that the handshake
+/// stays the client's and no tool call escapes argument enforcement.
+pub const RESERVED_METHODS: [&str; 2] = ["initialize", "tools/call"];
 
 /// Why the client could not do what was asked.
 #[derive(Debug, Error)]
@@ -59,6 +70,9 @@ pub enum ClientError {
     /// The server has no tool of that name in its last list.
     #[error("unknown tool '{0}'")]
     UnknownTool(String),
+    /// A method [`Client::request`] does not pass through (see [`RESERVED_METHODS`]).
+    #[error("{0} is not passed through: use the client's own method for it")]
+    Reserved(String),
     /// The server's answer is not what the protocol says.
     #[error("malformed answer to {method}: {reason}")]
     Malformed {
@@ -71,7 +85,7 @@ pub enum ClientError {
 
 impl ClientError {
     /// The JSON-RPC error object a gateway answers with: -32602 with `data.violations` for
-    /// rejected arguments, -32603 otherwise.
+    /// rejected arguments, the server's own error as it sent it, -32603 otherwise.
     pub fn to_jsonrpc_error(&self) -> Value {
         match self {
             ClientError::InvalidArguments { violations, .. } => {
@@ -80,6 +94,8 @@ impl ClientError {
             ClientError::UnusableInputSchema { error, .. } => {
                 json!({"code": -32602, "message": self.to_string(), "data": {"violations": [error.to_string()]}})
             }
+            ClientError::UnknownTool(_) => json!({"code": -32602, "message": self.to_string()}),
+            ClientError::Reserved(_) => json!({"code": -32601, "message": self.to_string()}),
             ClientError::Rpc(RpcError::Remote {
                 code,
                 message,
@@ -96,103 +112,103 @@ impl ClientError {
     }
 }
 
-/// Something delivered unchanged that did not match what the server declared.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// What happened, e.g. [`OUTPUT_WARNING`].
-    pub message: String,
-    /// The tool it concerns.
-    pub tool: String,
-    /// The flat lines, one per problem.
-    pub lines: Vec<String>,
+/// How a client introduces itself and what it answers for the application.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// The `clientInfo` of `initialize`.
+    pub client_info: Value,
+    /// Handlers for what the server asks of the client; each declares its capability.
+    pub handlers: Handlers,
+    /// How long each request waits for its answer.
+    pub timeout: Duration,
 }
 
-/// One tool as listed, with its schemas compiled once.
-#[derive(Debug)]
-pub struct Tool {
-    raw: Value,
-    name: String,
-    input: Result<Schema, CompileError>,
-    output: Option<Result<Schema, CompileError>>,
-}
-
-impl Tool {
-    fn new(raw: Value) -> Option<Tool> {
-        let name = raw.get("name")?.as_str()?.to_owned();
-        let input = Schema::compile(raw.get("inputSchema").unwrap_or(&json!({"type": "object"})));
-        let output = raw.get("outputSchema").map(Schema::compile);
-        Some(Tool {
-            raw,
-            name,
-            input,
-            output,
-        })
-    }
-
-    /// The tool object exactly as listed (unknown fields kept).
-    pub fn raw(&self) -> &Value {
-        &self.raw
-    }
-
-    /// The tool's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Why the `inputSchema` does not compile, if it does not.
-    pub fn input_error(&self) -> Option<&CompileError> {
-        self.input.as_ref().err()
-    }
-
-    /// Why the `outputSchema` does not compile, if there is one and it does not.
-    pub fn output_error(&self) -> Option<&CompileError> {
-        self.output.as_ref().and_then(|o| o.as_ref().err())
+impl Default for ClientOptions {
+    fn default() -> ClientOptions {
+        ClientOptions {
+            client_info: json!({"name": "mcpx", "version": env!("CARGO_PKG_VERSION")}),
+            handlers: Handlers::default(),
+            timeout: DEFAULT_TIMEOUT,
+        }
     }
 }
 
-/// The result of a call, delivered unchanged, with what did not match the declared schema.
-#[derive(Debug)]
-pub struct CallOutcome {
-    /// The response, exactly as received.
-    pub response: Response,
-    /// Output warnings (never a reason to change the result).
-    pub warnings: Vec<Warning>,
+/// Options for one call.
+#[derive(Debug, Default)]
+pub struct CallOptions {
+    /// Overrides the client's timeout for this call.
+    pub timeout: Option<Duration>,
+    /// Receives the `params` of each `notifications/progress` for this call (the call asks
+    /// for progress with a token of its own). Lossy past [`MAX_QUEUED_PROGRESS`] unread.
+    pub progress: Option<mpsc::Sender<Value>>,
+}
+
+impl CallOptions {
+    /// A channel for this call's progress notifications, and the options that use it.
+    pub fn with_progress() -> (CallOptions, mpsc::Receiver<Value>) {
+        let (sender, receiver) = mpsc::channel(MAX_QUEUED_PROGRESS);
+        let options = CallOptions {
+            timeout: None,
+            progress: Some(sender),
+        };
+        (options, receiver)
+    }
 }
 
 /// A connected, initialized MCP client.
 ///
-/// A task beside it answers what the server asks of the client: `ping`, and method-not-found
-/// for requests no handler takes; everything the server sends reaches the application's event
-/// receiver too.
+/// A task beside it answers what the server asks of the client (`ping`, and the application's
+/// handlers) and routes progress to the calls it belongs to; everything the server sends also
+/// reaches the application's event receiver, which is lossy when not read (see
+/// [`Event::Lagged`]).
 pub struct Client {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    connection: Connection,
+pub(crate) struct Inner {
+    pub(crate) connection: Connection,
     protocol_version: String,
     initialize_result: Value,
     tools: RwLock<Arc<Vec<Tool>>>,
     timeout: Duration,
+    pub(crate) handlers: Handlers,
+    pub(crate) progress: Mutex<HashMap<String, mpsc::Sender<Value>>>,
+    next_token: AtomicU64,
 }
 
 impl Client {
-    /// Connects over `transport`: `initialize`, then `notifications/initialized`.
+    /// Connects over `transport` with `client_info` and no handlers.
     ///
     /// # Errors
     /// [`ClientError`] when the handshake fails or the server's version is not accepted.
     pub async fn connect<T: Transport + 'static>(
         transport: T,
         client_info: Value,
-    ) -> Result<(Client, mpsc::UnboundedReceiver<Event>), ClientError> {
+    ) -> Result<(Client, mpsc::Receiver<Event>), ClientError> {
+        let options = ClientOptions {
+            client_info,
+            ..ClientOptions::default()
+        };
+        Client::connect_with(transport, options).await
+    }
+
+    /// Connects over `transport`: `initialize` (declaring the capabilities of the handlers
+    /// given), then `notifications/initialized`.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the handshake fails or the server's version is not accepted.
+    pub async fn connect_with<T: Transport + 'static>(
+        transport: T,
+        options: ClientOptions,
+    ) -> Result<(Client, mpsc::Receiver<Event>), ClientError> {
         let (connection, events) = Connection::start(transport);
         let params = json!({
             "protocolVersion": OFFERED_VERSION,
-            "capabilities": {},
-            "clientInfo": client_info,
+            "capabilities": options.handlers.capabilities(),
+            "clientInfo": options.client_info,
         });
         let answer = connection
-            .request("initialize", Some(params), DEFAULT_TIMEOUT)
+            .request("initialize", Some(params), options.timeout)
             .await?
             .result()
             .map_err(|e| malformed("initialize", e.to_string()))?;
@@ -210,9 +226,12 @@ impl Client {
             protocol_version: version,
             initialize_result: answer,
             tools: RwLock::new(Arc::new(Vec::new())),
-            timeout: DEFAULT_TIMEOUT,
+            timeout: options.timeout,
+            handlers: options.handlers,
+            progress: Mutex::default(),
+            next_token: AtomicU64::new(1),
         });
-        let (to_app, app_events) = mpsc::unbounded_channel();
+        let (to_app, app_events) = mpsc::channel(crate::MAX_QUEUED_EVENTS);
         tokio::spawn(serve(Arc::downgrade(&inner), events, to_app));
         Ok((Client { inner }, app_events))
     }
@@ -232,6 +251,11 @@ impl Client {
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> &str {
         &self.inner.protocol_version
+    }
+
+    /// The server's answer to `initialize`, as it sent it (`serverInfo`, `instructions`, …).
+    pub fn initialize_result(&self) -> &Value {
+        &self.inner.initialize_result
     }
 
     /// The server's `capabilities`, as it declared them.
@@ -271,48 +295,122 @@ impl Client {
         name: &str,
         arguments: Value,
     ) -> Result<CallOutcome, ClientError> {
-        self.inner.call_tool(name, arguments).await
+        self.call_tool_with(name, arguments, CallOptions::default())
+            .await
+    }
+
+    /// [`Client::call_tool`] with a timeout of its own or a receiver for its progress.
+    ///
+    /// # Errors
+    /// As [`Client::call_tool`].
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallOutcome, ClientError> {
+        self.inner.call_tool(name, arguments, options).await
+    }
+
+    /// Sends any other request as it is and returns the answer unchanged: resources, prompts,
+    /// completion, logging. `initialize` and `tools/call` are refused ([`RESERVED_METHODS`]).
+    ///
+    /// # Errors
+    /// [`ClientError::Reserved`], or the call's own failure.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Response, ClientError> {
+        if RESERVED_METHODS.contains(&method) {
+            return Err(ClientError::Reserved(method.to_owned()));
+        }
+        self.inner.request(method, params, options).await
+    }
+
+    /// Every item of a paginated list (`resources/list` with key `resources`,
+    /// `resources/templates/list` with `resourceTemplates`, `prompts/list` with `prompts`),
+    /// all pages followed, items unchanged.
+    ///
+    /// # Errors
+    /// [`ClientError`] when a page cannot be fetched or has no array under `key`.
+    pub async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        if RESERVED_METHODS.contains(&method) {
+            return Err(ClientError::Reserved(method.to_owned()));
+        }
+        self.inner.list_all(method, key).await
+    }
+
+    /// Sends a notification to the server (`notifications/roots/list_changed`, say).
+    ///
+    /// # Errors
+    /// [`ClientError::Reserved`] for `notifications/initialized`, which the handshake sends;
+    /// [`ClientError::Rpc`] when the connection is closed.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
+        if method == "notifications/initialized" {
+            return Err(ClientError::Reserved(method.to_owned()));
+        }
+        Ok(self.inner.connection.notify(method, params).await?)
     }
 }
 
 impl Inner {
-    async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
-        let mut tools = Vec::new();
+    async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        let mut items = Vec::new();
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_LIST_PAGES {
             let params = cursor.take().map(|c| json!({ "cursor": c }));
             let page = self
                 .connection
-                .request("tools/list", params, self.timeout)
+                .request(method, params, self.timeout)
                 .await?
                 .result()
-                .map_err(|e| malformed("tools/list", e.to_string()))?;
-            let Some(Value::Array(listed)) = page.get("tools") else {
-                return Err(malformed("tools/list", "no tools array".to_owned()));
+                .map_err(|e| malformed(method, e.to_string()))?;
+            let Some(Value::Array(listed)) = page.get(key) else {
+                return Err(malformed(method, format!("no {key} array")));
             };
-            tools.extend(listed.iter().cloned().filter_map(Tool::new));
+            items.extend(listed.iter().cloned());
             match page.get("nextCursor") {
                 Some(next) if !next.is_null() => cursor = Some(next.clone()),
-                _ => break,
+                _ => return Ok(items),
             }
         }
-        let warnings = tools
-            .iter()
-            .filter_map(|t| {
-                t.output_error().map(|e| Warning {
-                    message: "outputSchema does not compile; results are delivered unchecked"
-                        .to_owned(),
-                    tool: t.name.clone(),
-                    lines: vec![e.to_string()],
-                })
-            })
+        tracing::warn!(
+            method,
+            pages = MAX_LIST_PAGES,
+            "the server kept paginating; list cut"
+        );
+        Ok(items)
+    }
+
+    pub(crate) async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
+        let tools: Vec<Tool> = self
+            .list_all("tools/list", "tools")
+            .await?
+            .into_iter()
+            .filter_map(Tool::new)
             .collect();
+        for tool in &tools {
+            if let Some(error) = tool.input_error() {
+                tracing::warn!(tool = tool.name(), %error, "inputSchema does not compile; calls to it are refused");
+            }
+        }
+        let warnings = list_warnings(&tools);
+        for warning in &warnings {
+            tracing::warn!(tool = %warning.tool, lines = ?warning.lines, "{}", warning.message);
+        }
         let tools = Arc::new(tools);
         *self.tools.write().unwrap_or_else(|p| p.into_inner()) = tools.clone();
         Ok((tools, warnings))
     }
 
-    async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallOutcome, ClientError> {
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallOutcome, ClientError> {
         let tools = self.tools.read().unwrap_or_else(|p| p.into_inner()).clone();
         let tool = tools
             .iter()
@@ -335,88 +433,65 @@ impl Inner {
             }
         }
         let params = json!({"name": name, "arguments": arguments});
-        let response = self
-            .connection
-            .request("tools/call", Some(params), self.timeout)
-            .await?;
+        let response = self.request("tools/call", Some(params), options).await?;
         let warnings = match &tool.output {
             Some(Ok(schema)) => output_warnings(name, schema, &response),
             _ => Vec::new(),
         };
+        for warning in &warnings {
+            tracing::warn!(tool = name, lines = ?warning.lines, "{}", warning.message);
+        }
         Ok(CallOutcome { response, warnings })
     }
-}
 
-/// Answers the server's requests to the client, re-lists tools when they change, and passes
-/// every event on to the application.
-async fn serve(
-    client: std::sync::Weak<Inner>,
-    mut events: mpsc::UnboundedReceiver<Event>,
-    to_app: mpsc::UnboundedSender<Event>,
-) {
-    while let Some(event) = events.recv().await {
-        let Some(inner) = client.upgrade() else { break };
-        match &event {
-            Event::Request(frame) => {
-                if let Ok(request) = frame.value() {
-                    let id = request.get("id").cloned().unwrap_or(Value::Null);
-                    let method = request
-                        .get("method")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    let answer = match method {
-                        "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                        other => json!({"jsonrpc": "2.0", "id": id, "error": {
-                            "code": -32601,
-                            "message": format!("method not found: {other} (this client has no handler for it)")
-                        }}),
-                    };
-                    let _ = inner
-                        .connection
-                        .send(crate::Frame::from_value(&answer))
-                        .await;
+    async fn request(
+        &self,
+        method: &str,
+        mut params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Response, ClientError> {
+        let timeout = options.timeout.unwrap_or(self.timeout);
+        let _registered = match options.progress {
+            Some(sender) => {
+                let token = format!(
+                    "mcpx-progress-{}",
+                    self.next_token.fetch_add(1, Ordering::Relaxed)
+                );
+                let params = params.get_or_insert_with(|| json!({}));
+                if let Some(object) = params.as_object_mut() {
+                    let meta = object.entry("_meta").or_insert_with(|| json!({}));
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.insert("progressToken".into(), json!(token));
+                    }
                 }
+                self.progress().insert(json!(token).to_string(), sender);
+                Some(Unregister {
+                    inner: self,
+                    token: json!(token).to_string(),
+                })
             }
-            Event::Notification(frame)
-                if frame.text().contains("notifications/tools/list_changed") =>
-            {
-                let is_list_changed = frame
-                    .value()
-                    .ok()
-                    .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned))
-                    .is_some_and(|m| m == "notifications/tools/list_changed");
-                if is_list_changed {
-                    let relist = inner.clone();
-                    tokio::spawn(async move {
-                        let _ = relist.list_tools().await;
-                    });
-                }
-            }
-            _ => {}
-        }
-        let _ = to_app.send(event);
+            None => None,
+        };
+        Ok(self.connection.request(method, params, timeout).await?)
+    }
+
+    pub(crate) fn progress(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<Value>>> {
+        self.progress.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-fn output_warnings(tool: &str, schema: &Schema, response: &Response) -> Vec<Warning> {
-    let Ok(result) = response.result() else {
-        return Vec::new();
-    };
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return Vec::new();
+/// Stops routing a call's progress when the call ends, however it ends.
+struct Unregister<'a> {
+    inner: &'a Inner,
+    token: String,
+}
+
+impl Drop for Unregister<'_> {
+    fn drop(&mut self) {
+        self.inner.progress().remove(&self.token);
     }
-    let lines = match result.get("structuredContent") {
-        None => vec!["$: no structuredContent, but the tool declares an outputSchema".to_owned()],
-        Some(content) => match schema.validate(content) {
-            Ok(()) => return Vec::new(),
-            Err(err) => err.lines(),
-        },
-    };
-    vec![Warning {
-        message: OUTPUT_WARNING.to_owned(),
-        tool: tool.to_owned(),
-        lines,
-    }]
 }
 
 fn malformed(method: &str, reason: String) -> ClientError {

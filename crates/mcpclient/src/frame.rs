@@ -1,7 +1,9 @@
 //! One JSON-RPC frame, kept as the exact text that was sent or received.
 
+use std::borrow::Cow;
 use std::fmt;
 
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use thiserror::Error;
@@ -97,12 +99,34 @@ impl Frame {
         self.raw.get()
     }
 
+    /// The `method` and `id` of a single message; `None` for a batch or a frame that is not an
+    /// object.
+    pub(crate) fn head(&self) -> Option<Head<'_>> {
+        serde_json::from_str(self.raw.get()).ok()
+    }
+
     /// The frame parsed, with numbers kept as written.
     ///
     /// # Errors
     /// None in practice: the text was checked when the frame was made.
     pub fn value(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_str(self.raw.get())
+    }
+}
+
+/// What routing needs of a message: its `method` and the exact text of its `id`.
+#[derive(Deserialize)]
+pub(crate) struct Head<'a> {
+    #[serde(borrow, default)]
+    pub(crate) id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) method: Option<Cow<'a, str>>,
+}
+
+impl Head<'_> {
+    /// The id's JSON text (`7`, `"abc"`), the key calls are matched by.
+    pub(crate) fn id_text(&self) -> Option<&str> {
+        self.id.map(RawValue::get)
     }
 }
 

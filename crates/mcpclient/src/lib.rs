@@ -4,23 +4,41 @@
 //! what it forwards: frames are kept as the JSON text that arrived ([`Frame`]), so unknown
 //! fields, `_meta`, number text and key order pass through unchanged.
 //!
-//! Layers so far: the transport, one small trait ([`Transport`]) with its stdio implementation
-//! ([`StdioTransport`]), newline-delimited and bounded by [`MAX_FRAME_BYTES`]; and JSON-RPC over
-//! it ([`Connection`]): calls matched to answers by id, with timeouts and cancellation.
+//! Layers: the transport, one small trait ([`Transport`]) with a stdio implementation
+//! ([`StdioTransport`], newline-delimited, bounded by [`MAX_FRAME_BYTES`]) and a Streamable HTTP
+//! one ([`HttpTransport`]); JSON-RPC over it ([`Connection`]): calls matched to answers by id,
+//! with timeouts and cancellation; and the MCP client ([`Client`]): the handshake, tools compiled
+//! at list time, enforced inputs, warn-only outputs, progress, the application's handlers for
+//! elicitation, sampling and roots, and raw pass-through for resources, prompts and completion.
 
 #![deny(missing_docs)]
 
 mod client;
+mod elicitation;
 mod frame;
+mod handlers;
+mod http;
 mod rpc;
+mod serve;
 mod stdio;
+mod tools;
 mod transport;
 
 pub use client::{
-    CallOutcome, Client, ClientError, Tool, Warning, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
-    MAX_LIST_PAGES, OFFERED_VERSION, OUTPUT_WARNING,
+    CallOptions, Client, ClientError, ClientOptions, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
+    MAX_LIST_PAGES, MAX_QUEUED_PROGRESS, OFFERED_VERSION, RESERVED_METHODS,
 };
+pub use elicitation::MAX_ELICITATION_ATTEMPTS;
 pub use frame::{Frame, FrameError, MAX_FRAME_BYTES};
-pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_FRAMES};
+pub use handlers::{
+    BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, HandlerError, Handlers,
+    RootsHandler, SamplingHandler,
+};
+pub use http::{
+    HttpConfig, HttpSession, HttpTransport, ACK_TIMEOUT, CONNECT_TIMEOUT, DEFAULT_RETRY,
+    MAX_REDIRECTS, MAX_RESUMPTIONS, MAX_RETRY,
+};
+pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
+pub use tools::{CallOutcome, Tool, Warning, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING};
 pub use transport::{Transport, TransportError};

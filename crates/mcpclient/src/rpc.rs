@@ -21,6 +21,10 @@ use crate::{Frame, Transport, TransportError};
 /// Frames waiting to be written to the transport; a full queue makes callers wait.
 pub const MAX_QUEUED_FRAMES: usize = 256;
 
+/// Events waiting for the application. A full queue stops reading from the transport until
+/// the application catches up (backpressure, as on a socket), so the receiver must be read.
+pub const MAX_QUEUED_EVENTS: usize = 1024;
+
 /// What arrives from the peer that is not the answer to one of our calls.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -31,8 +35,15 @@ pub enum Event {
     Request(Frame),
     /// A response whose id no call is waiting for: late, duplicated, or invented.
     Unmatched(Frame),
-    /// Something that is not a frame; the connection goes on.
-    BadFrame(TransportError),
+    /// Something that is not a frame, or an exchange of the transport that failed without
+    /// being anyone's call; the connection goes on.
+    TransportError(TransportError),
+    /// The application's queue was full and this many events were dropped (the client did
+    /// what it must with them regardless).
+    Lagged {
+        /// How many.
+        dropped: u64,
+    },
     /// The peer closed the connection; nothing more will arrive.
     Closed,
 }
@@ -65,20 +76,15 @@ pub enum RpcError {
     /// The answer is not a valid JSON-RPC response (both `result` and `error`, or neither).
     #[error("invalid response: {0}")]
     InvalidResponse(String),
+    /// The transport failed to carry this call (for HTTP: an error status, a broken stream).
+    #[error(transparent)]
+    Transport(TransportError),
 }
 
 /// The successful answer to a call: the whole response frame, as received.
 #[derive(Debug, Clone)]
 pub struct Response {
     frame: Frame,
-}
-
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -112,7 +118,8 @@ impl Response {
     }
 }
 
-type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Frame>>>>;
+type Answer = Result<Frame, TransportError>;
+type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>;
 
 /// A JSON-RPC connection over a transport.
 pub struct Connection {
@@ -124,11 +131,9 @@ pub struct Connection {
 impl Connection {
     /// Starts the driver task for `transport`; events from the peer arrive on the receiver.
     /// Dropping the connection closes the transport.
-    pub fn start<T: Transport + 'static>(
-        transport: T,
-    ) -> (Connection, mpsc::UnboundedReceiver<Event>) {
+    pub fn start<T: Transport + 'static>(transport: T) -> (Connection, mpsc::Receiver<Event>) {
         let (outgoing, queue) = mpsc::channel(MAX_QUEUED_FRAMES);
-        let (events, receiver) = mpsc::unbounded_channel();
+        let (events, receiver) = mpsc::channel(MAX_QUEUED_EVENTS);
         let pending: Pending = Arc::default();
         tokio::spawn(drive(transport, queue, events, pending.clone()));
         let connection = Connection {
@@ -180,10 +185,7 @@ impl Connection {
         }
         let (answer, answered) = oneshot::channel();
         let key = id.to_string();
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.clone(), answer);
+        locked(&self.pending).insert(key.clone(), answer);
         // Withdraws the call and tells the peer, if this future ends without an answer.
         let mut guard = Withdraw {
             pending: &self.pending,
@@ -194,7 +196,11 @@ impl Connection {
         };
         self.send(Frame::from_value(&message)).await?;
         let frame = match tokio::time::timeout(timeout, answered).await {
-            Ok(Ok(frame)) => frame,
+            Ok(Ok(Ok(frame))) => frame,
+            Ok(Ok(Err(failed))) => {
+                guard.armed = false;
+                return Err(RpcError::Transport(failed));
+            }
             Ok(Err(_)) => {
                 guard.armed = false;
                 return Err(RpcError::Closed);
@@ -243,17 +249,19 @@ impl Drop for Withdraw<'_> {
         if !self.armed {
             return;
         }
-        let was_pending = self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.key)
-            .is_some();
+        let was_pending = locked(self.pending).remove(&self.key).is_some();
         if was_pending {
             let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": self.id, "reason": "timed out or abandoned by the caller"}});
-            // Best effort: a full queue or a closed connection leaves nothing to tell.
-            let _ = self.outgoing.try_send(Frame::from_value(&cancel));
+            let frame = Frame::from_value(&cancel);
+            // A full queue must not lose the cancellation: hand it to a task that waits for
+            // room. A closed connection leaves nothing to tell.
+            if let Err(mpsc::error::TrySendError::Full(frame)) = self.outgoing.try_send(frame) {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let outgoing = self.outgoing.clone();
+                    runtime.spawn(async move { outgoing.send(frame).await });
+                }
+            }
         }
     }
 }
@@ -261,7 +269,7 @@ impl Drop for Withdraw<'_> {
 async fn drive<T: Transport>(
     mut transport: T,
     mut queue: mpsc::Receiver<Frame>,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::Sender<Event>,
     pending: Pending,
 ) {
     loop {
@@ -269,7 +277,7 @@ async fn drive<T: Transport>(
             outgoing = queue.recv() => match outgoing {
                 Some(frame) => {
                     if let Err(err) = transport.send(&frame).await {
-                        let _ = events.send(Event::BadFrame(err));
+                        let _ = events.send(Event::TransportError(err)).await;
                         break;
                     }
                 }
@@ -279,40 +287,63 @@ async fn drive<T: Transport>(
             incoming = transport.receive() => match incoming {
                 None => break,
                 Some(Err(err)) => {
-                    let _ = events.send(Event::BadFrame(err));
+                    if let Some(event) = fail_call(err, &pending) {
+                        let _ = events.send(event).await;
+                    }
                 }
-                Some(Ok(frame)) => route(frame, &events, &pending),
+                Some(Ok(frame)) => {
+                    if let Some(event) = route(frame, &pending) {
+                        let _ = events.send(event).await;
+                    }
+                }
             },
         }
     }
     // Calls still waiting learn the connection closed when their one-shot is dropped.
-    pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    locked(&pending).clear();
     let _ = transport.close().await;
-    let _ = events.send(Event::Closed);
+    let _ = events.send(Event::Closed).await;
 }
 
-fn route(frame: Frame, events: &mpsc::UnboundedSender<Event>, pending: &Pending) {
-    let Ok(head) = serde_json::from_str::<Head<'_>>(frame.text()) else {
-        let _ = events.send(Event::Unmatched(frame));
-        return;
+fn locked(
+    pending: &Pending,
+) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
+    pending.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Hands a transport failure to the call it belongs to; other failures become events.
+fn fail_call(err: TransportError, pending: &Pending) -> Option<Event> {
+    let waiting = err.request_id().and_then(|id| locked(pending).remove(id));
+    match waiting {
+        Some(answer) => match answer.send(Err(err)) {
+            Ok(()) => None,
+            Err(Err(err)) => Some(Event::TransportError(err)),
+            Err(Ok(_)) => None,
+        },
+        None => Some(Event::TransportError(err)),
+    }
+}
+
+/// Delivers a response to its call; everything else becomes an event.
+fn route(frame: Frame, pending: &Pending) -> Option<Event> {
+    let Some(head) = frame.head() else {
+        return Some(Event::Unmatched(frame));
     };
-    let event = match (head.method.is_some(), head.id.map(|id| id.get().to_owned())) {
+    let event = match (head.method.is_some(), head.id_text()) {
         (true, Some(_)) => Event::Request(frame),
         (true, None) => Event::Notification(frame),
         (false, Some(id)) => {
-            let waiting = pending
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&id);
+            let waiting = locked(pending).remove(id);
             match waiting {
-                Some(answer) => match answer.send(frame) {
-                    Ok(()) => return,
-                    Err(frame) => Event::Unmatched(frame),
+                Some(answer) => match answer.send(Ok(frame)) {
+                    Ok(()) => return None,
+                    Err(Ok(frame)) => Event::Unmatched(frame),
+                    Err(Err(_)) => return None,
                 },
                 None => Event::Unmatched(frame),
             }
         }
         (false, None) => Event::Unmatched(frame),
     };
-    let _ = events.send(event);
+    Some(event)
 }

@@ -28,6 +28,35 @@ pub enum TransportError {
     /// The connection is closed.
     #[error("the connection is closed")]
     Closed,
+    /// An HTTP exchange failed: an error status, a refused connection, a stream that broke
+    /// before the answer. When the exchange carried a request, `request_id` is the text of its
+    /// id: that call gets this error instead of an answer. The transport stays usable.
+    #[error("{method} {url}: {message}")]
+    Http {
+        /// The id of the request the exchange carried, as JSON text.
+        request_id: Option<String>,
+        /// `POST`, `GET` or `DELETE`.
+        method: &'static str,
+        /// The endpoint.
+        url: String,
+        /// The HTTP status, when there was one.
+        status: Option<u16>,
+        /// What went wrong, with the start of the server's answer where it said something.
+        message: String,
+    },
+    /// The transport's configuration cannot be used (a malformed URL or header).
+    #[error("invalid transport configuration: {0}")]
+    Config(String),
+}
+
+impl TransportError {
+    /// The id (as JSON text) of the request this failure belongs to, if it belongs to one.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            TransportError::Http { request_id, .. } => request_id.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// A bidirectional carrier of JSON-RPC frames.

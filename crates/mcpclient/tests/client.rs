@@ -111,3 +111,64 @@ async fn tools_are_re_listed_and_recompiled_when_the_server_says_they_changed() 
         "{err}"
     );
 }
+
+/// An elicitation handler that must never be asked.
+struct NeverAsked(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl mcpclient::ElicitationHandler for NeverAsked {
+    fn elicit<'a>(
+        &'a self,
+        _request: &'a mcpclient::ElicitationRequest,
+        _problems: &'a [String],
+    ) -> mcpclient::BoxFuture<'a, mcpclient::ElicitationAnswer> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { mcpclient::ElicitationAnswer::Decline })
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_requested_schema_is_refused_without_asking_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    let nested = r#"{"type":"object","properties":{"address":{"type":"object","properties":{"street":{"type":"string"}}}}}"#;
+    let remote = r#"{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json","type":"string"}}}"#;
+    let script = format!(
+        "read init; echo '{INIT_ANSWER}'; read initialized; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\",\"params\":{{\"message\":\"m\",\"requestedSchema\":{nested}}}}}'; read -r a; printf '%s\\n' \"$a\" >> {log}; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":\"e2\",\"method\":\"elicitation/create\",\"params\":{{\"message\":\"m\",\"requestedSchema\":{remote}}}}}'; read -r b; printf '%s\\n' \"$b\" >> {log}; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":\"e3\",\"method\":\"elicitation/create\",\"params\":{{\"mode\":\"url\",\"message\":\"m\",\"url\":\"https://example.com\",\"elicitationId\":\"x\"}}}}'; read -r c; printf '%s\\n' \"$c\" >> {log}; \
+         read rest",
+        log = log.display()
+    );
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let options = mcpclient::ClientOptions {
+        handlers: mcpclient::Handlers::default().elicitation(NeverAsked(asked.clone())),
+        ..mcpclient::ClientOptions::default()
+    };
+    let (_client, _events) = Client::connect_with(server(&script), options)
+        .await
+        .unwrap();
+    let answers = lines(&log, 3).await;
+    assert_eq!(answers[0]["id"], "e1");
+    assert_eq!(answers[0]["error"]["code"], -32602);
+    assert_eq!(
+        answers[0]["error"]["data"]["violations"],
+        json!([
+            r#"requestedSchema.properties.address.type: enum: got "object", want one of "string", "number", "integer", "boolean", "array""#
+        ])
+    );
+    assert_eq!(answers[1]["error"]["code"], -32602);
+    assert!(
+        answers[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unresolved reference"),
+        "{}",
+        answers[1]
+    );
+    assert_eq!(answers[2]["error"]["code"], -32602);
+    assert!(
+        !asked.load(std::sync::atomic::Ordering::SeqCst),
+        "the user was never asked"
+    );
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 use mcpclient::{Connection, Event, RpcError, StdioCommand, StdioTransport};
 use serde_json::json;
 
-fn peer(script: &str) -> (Connection, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+fn peer(script: &str) -> (Connection, tokio::sync::mpsc::Receiver<Event>) {
     let transport = StdioTransport::spawn(&StdioCommand {
         program: "sh".into(),
         args: vec!["-c".into(), script.into()],
@@ -17,7 +17,7 @@ fn peer(script: &str) -> (Connection, tokio::sync::mpsc::UnboundedReceiver<Event
 
 const LONG: Duration = Duration::from_secs(10);
 
-async fn next_event(events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>) -> Event {
+async fn next_event(events: &mut tokio::sync::mpsc::Receiver<Event>) -> Event {
     tokio::time::timeout(LONG, events.recv())
         .await
         .expect("no event")
@@ -117,7 +117,10 @@ async fn notifications_requests_and_junk_from_the_peer_become_events() {
     assert!(
         matches!(next_event(&mut events).await, Event::Request(f) if f.text().contains("\"s1\""))
     );
-    assert!(matches!(next_event(&mut events).await, Event::BadFrame(_)));
+    assert!(matches!(
+        next_event(&mut events).await,
+        Event::TransportError(_)
+    ));
     assert!(
         matches!(next_event(&mut events).await, Event::Unmatched(f) if f.text().contains("99"))
     );

@@ -1,0 +1,86 @@
+//! mcpclient against a server written with the Rust SDK (`rmcp`, the `rmcp-peer` binary of
+//! this crate), over stdio and over Streamable HTTP on loopback, every frame checked.
+
+mod common;
+
+use mcpclient::{Client, ClientError, ClientOptions};
+use serde_json::json;
+
+use common::{connect, rmcp_peer, spec, stdio, HttpPeer};
+
+async fn list_call_and_reject(client: &Client) {
+    let (tools, warnings) = client.list_tools().await.unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let sum = tools
+        .iter()
+        .find(|t| t.name() == "sum")
+        .expect("the sum tool");
+    assert!(sum.input_error().is_none(), "{:?}", sum.input_error());
+    let answer = client
+        .call_tool("sum", json!({"a": 40, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.response.result().unwrap()["content"][0]["text"],
+        "42"
+    );
+    let err = client
+        .call_tool("sum", json!({"a": 1.5, "b": 2}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::InvalidArguments { violations, .. } if violations == &["$.a: got number, want integer"]),
+        "{err}"
+    );
+    client.ping().await.unwrap();
+}
+
+#[tokio::test]
+async fn over_stdio() {
+    let Some(_) = spec() else { return };
+    let (client, _events) =
+        connect(stdio(&rmcp_peer(), &["stdio"]), ClientOptions::default()).await;
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    list_call_and_reject(&client).await;
+}
+
+#[tokio::test]
+async fn over_streamable_http_on_loopback() {
+    let Some(_) = spec() else { return };
+    let peer = HttpPeer::start(&rmcp_peer(), &["http"], &[], "/mcp").await;
+    let (transport, session) = peer.transport();
+    let (client, _events) = connect(transport, ClientOptions::default()).await;
+    assert!(session.id().is_some());
+    list_call_and_reject(&client).await;
+}
+
+#[tokio::test]
+async fn a_forgotten_session_is_started_again() {
+    let Some(_) = spec() else { return };
+    let peer = HttpPeer::start(&rmcp_peer(), &["http"], &[], "/mcp").await;
+    let (transport, session) = peer.transport();
+    let (client, _events) = connect(transport, ClientOptions::default()).await;
+    client.list_tools().await.unwrap();
+    let first = session.id().unwrap();
+    // End the session behind the client's back: the server now answers 404 for it.
+    let ended = reqwest::Client::new()
+        .delete(&peer.url)
+        .header("mcp-session-id", &first)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert!(ended.status().is_success(), "{}", ended.status());
+    let answer = client
+        .call_tool("sum", json!({"a": 20, "b": 22}))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.response.result().unwrap()["content"][0]["text"],
+        "42"
+    );
+    assert_eq!(session.reinitializations(), 1);
+    assert_ne!(session.id().unwrap(), first);
+    // The new session goes on working.
+    client.ping().await.unwrap();
+}

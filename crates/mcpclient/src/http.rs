@@ -1,0 +1,918 @@
+//! The Streamable HTTP transport (MCP 2025-03-26 and later).
+//!
+//! Every frame the client sends is one POST. A request's answer comes back as a JSON body or as
+//! an SSE stream that may carry the server's own requests and notifications first. Each request
+//! runs in a task of its own so that a long call holds up no other; what the exchanges yield is
+//! queued for `receive`. Notifications and responses wait for the server's acknowledgement.
+//!
+//! The session: the `Mcp-Session-Id` the server gives with its `initialize` answer goes on every
+//! later request, with `MCP-Protocol-Version` once the version is known. A 404 on a session
+//! means the server forgot it: the transport replays the client's own `initialize` under an id
+//! of its own (its answer goes to nobody), sends `notifications/initialized`, and sends the
+//! frame again, once. After `notifications/initialized` a GET stream is opened for what the
+//! server sends unprompted (a 405 means it offers none). A stream that ends before the answer
+//! it carries is resumed by a GET with `Last-Event-ID` after the server's `retry` delay, as is
+//! the GET stream; at most [`MAX_RESUMPTIONS`] times in a row without progress.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::{Method, StatusCode, Url};
+use serde_json::{json, Value};
+use sse_stream::SseByteStream;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::{Frame, FrameError, Transport, TransportError, MAX_FRAME_BYTES, MAX_QUEUED_FRAMES};
+
+/// Most times in a row a stream is resumed, or the GET stream reopened, without an event
+/// arriving in between.
+pub const MAX_RESUMPTIONS: u32 = 5;
+
+/// How long establishing a connection to the server may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a notification or response waits for the server's acknowledgement (the DELETE that
+/// ends a session too).
+pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The wait before resuming a stream when the server named no `retry` delay.
+pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The longest `retry` delay a server may ask for; longer ones are cut to this.
+pub const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// Redirects followed, and only within the same origin, so that headers with secrets never
+/// travel to another host.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// Bytes of an error answer's body quoted in the error.
+const ERROR_EXCERPT_BYTES: usize = 200;
+
+/// Room for the `data:` prefixes and other fields of an SSE event around its frame.
+const SSE_EVENT_OVERHEAD: usize = 64 * 1024;
+
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const LAST_EVENT_HEADER: HeaderName = HeaderName::from_static("last-event-id");
+
+/// Where a Streamable HTTP server is: the `url` and `headers` of an `mcpServers` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// The MCP endpoint, `http://` or `https://`.
+    pub url: String,
+    /// Headers sent with every request (an `Authorization` token, say).
+    pub headers: Vec<(String, String)>,
+}
+
+/// A connection to a Streamable HTTP server.
+pub struct HttpTransport {
+    shared: Arc<Shared>,
+    incoming: mpsc::Receiver<Result<Frame, TransportError>>,
+}
+
+struct Shared {
+    client: reqwest::Client,
+    url: Url,
+    headers: HeaderMap,
+    session: Mutex<Session>,
+    /// Held while re-initializing, so that concurrent 404s start one new session, not many.
+    reinitializing: tokio::sync::Mutex<()>,
+    incoming: mpsc::Sender<Result<Frame, TransportError>>,
+    tasks: Mutex<JoinSet<()>>,
+}
+
+#[derive(Default)]
+struct Session {
+    id: Option<HeaderValue>,
+    version: Option<HeaderValue>,
+    /// The client's `initialize`, replayed when the server forgets the session.
+    initialize: Option<Frame>,
+    /// The id (JSON text) of the `initialize` whose answer names the protocol version.
+    initialize_id: Option<String>,
+    /// Counts sessions: a task that met a 404 re-initializes only if nobody did since.
+    generation: u64,
+    get_stream_open: bool,
+}
+
+impl HttpTransport {
+    /// A transport for the server at `config.url`. Nothing is sent until the first frame.
+    ///
+    /// # Errors
+    /// [`TransportError::Config`] for a URL that is not `http(s)://`, or a malformed header.
+    pub fn new(config: &HttpConfig) -> Result<HttpTransport, TransportError> {
+        let url = Url::parse(&config.url)
+            .map_err(|e| TransportError::Config(format!("url `{}`: {e}", config.url)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(TransportError::Config(format!(
+                "url `{}`: the scheme must be http or https",
+                config.url
+            )));
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value) in &config.headers {
+            let bad =
+                |e: &dyn std::fmt::Display| TransportError::Config(format!("header `{name}`: {e}"));
+            let name = HeaderName::try_from(name.as_str()).map_err(|e| bad(&e))?;
+            let mut value = HeaderValue::try_from(value.as_str()).map_err(|e| bad(&e))?;
+            value.set_sensitive(true);
+            headers.append(name, value);
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(same_origin_redirects())
+            .build()
+            .map_err(|e| TransportError::Config(e.to_string()))?;
+        let (incoming, receiver) = mpsc::channel(MAX_QUEUED_FRAMES);
+        let shared = Arc::new(Shared {
+            client,
+            url,
+            headers,
+            session: Mutex::default(),
+            reinitializing: tokio::sync::Mutex::new(()),
+            incoming,
+            tasks: Mutex::default(),
+        });
+        Ok(HttpTransport {
+            shared,
+            incoming: receiver,
+        })
+    }
+
+    /// A handle that tells the state of this transport's session, usable after the transport
+    /// has been handed to a client.
+    pub fn session(&self) -> HttpSession {
+        HttpSession {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// What a [`HttpTransport`]'s session is now: for diagnostics and tests.
+#[derive(Clone)]
+pub struct HttpSession {
+    shared: Arc<Shared>,
+}
+
+impl HttpSession {
+    /// The session id the server gave, if it gave one.
+    pub fn id(&self) -> Option<String> {
+        let session = self.shared.session();
+        session
+            .id
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+
+    /// The protocol version the transport sends in `MCP-Protocol-Version`.
+    pub fn protocol_version(&self) -> Option<String> {
+        let session = self.shared.session();
+        session
+            .version
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+
+    /// How many times the transport started a new session because the server forgot one.
+    pub fn reinitializations(&self) -> u64 {
+        self.shared.session().generation
+    }
+}
+
+impl std::fmt::Debug for HttpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSession")
+            .field("id", &self.id())
+            .finish()
+    }
+}
+
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let origin = |u: &Url| {
+            (
+                u.scheme().to_owned(),
+                u.host_str().map(str::to_owned),
+                u.port_or_known_default(),
+            )
+        };
+        let same = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| origin(first) == origin(attempt.url()));
+        if !same {
+            attempt.error("redirect to another origin refused")
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        self.shared.tasks().abort_all();
+    }
+}
+
+impl Transport for HttpTransport {
+    async fn send(&mut self, frame: &Frame) -> Result<(), TransportError> {
+        let head = frame.head();
+        let method = head
+            .as_ref()
+            .and_then(|h| h.method.as_deref().map(str::to_owned));
+        let id = head.as_ref().and_then(|h| h.id_text().map(str::to_owned));
+        match (method.as_deref(), id) {
+            (Some(method), Some(id)) => {
+                if method == "initialize" {
+                    let mut session = self.shared.session();
+                    session.initialize = Some(frame.clone());
+                    session.initialize_id = Some(id.clone());
+                    session.id = None;
+                    session.version = None;
+                }
+                let shared = self.shared.clone();
+                let frame = frame.clone();
+                self.shared
+                    .spawn(async move { shared.exchange(frame, Some(id)).await });
+            }
+            // Notifications and responses: the server only acknowledges them.
+            _ => {
+                self.shared.exchange(frame.clone(), None).await;
+                if method.as_deref() == Some("notifications/initialized") {
+                    self.shared.open_get_stream();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn receive(&mut self) -> Option<Result<Frame, TransportError>> {
+        self.incoming.recv().await
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        self.shared.tasks().abort_all();
+        let Some(id) = self.shared.session().id.take() else {
+            return Ok(());
+        };
+        let answer = self
+            .shared
+            .request(Method::DELETE, Some(id), None)
+            .timeout(ACK_TIMEOUT)
+            .send()
+            .await;
+        match answer {
+            Ok(r) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                Ok(())
+            }
+            Ok(r) => Err(self
+                .shared
+                .failure(None, "DELETE", Some(r.status()), excerpt(r).await)),
+            Err(e) => Err(self.shared.failure(None, "DELETE", None, e.to_string())),
+        }
+    }
+}
+
+/// What an exchange is waiting for, and what it has seen of its stream.
+#[derive(Default)]
+struct Reply {
+    /// The id (JSON text) of the request whose answer this is.
+    request_id: Option<String>,
+    /// Keep the answer here instead of delivering it (the transport's own `initialize`).
+    keep: bool,
+    answer: Option<Frame>,
+    answered: bool,
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+    /// A failure after which resuming is pointless (an event over the size limit).
+    fatal: Option<String>,
+}
+
+impl Shared {
+    fn session(&self) -> MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn tasks(&self) -> MutexGuard<'_, JoinSet<()>> {
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut tasks = self.tasks();
+        while tasks.try_join_next().is_some() {}
+        tasks.spawn(task);
+    }
+
+    fn failure(
+        &self,
+        request_id: Option<String>,
+        method: &'static str,
+        status: Option<StatusCode>,
+        message: String,
+    ) -> TransportError {
+        let message = match status {
+            Some(status) if message.is_empty() => format!("HTTP {status}"),
+            Some(status) => format!("HTTP {status}: {message}"),
+            None => message,
+        };
+        TransportError::Http {
+            request_id,
+            method,
+            url: self.url.to_string(),
+            status: status.map(|s| s.as_u16()),
+            message,
+        }
+    }
+
+    async fn report(&self, error: TransportError) {
+        tracing::debug!(%error, "streamable HTTP");
+        let _ = self.incoming.send(Err(error)).await;
+    }
+
+    /// A request to the endpoint with the configured headers and the session's.
+    fn request(
+        &self,
+        method: Method,
+        session: Option<HeaderValue>,
+        version: Option<HeaderValue>,
+    ) -> reqwest::RequestBuilder {
+        let mut request = self
+            .client
+            .request(method, self.url.clone())
+            .headers(self.headers.clone());
+        if let Some(session) = session {
+            request = request.header(SESSION_HEADER, session);
+        }
+        if let Some(version) = version {
+            request = request.header(VERSION_HEADER, version);
+        }
+        request
+    }
+
+    fn post(
+        &self,
+        frame: &Frame,
+        session: Option<HeaderValue>,
+        version: Option<HeaderValue>,
+    ) -> reqwest::RequestBuilder {
+        self.request(Method::POST, session, version)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(frame.text().to_owned())
+    }
+
+    /// POSTs one frame and delivers what comes back; failures are reported, never returned.
+    async fn exchange(self: &Arc<Self>, frame: Frame, request_id: Option<String>) {
+        let is_initialize = request_id.is_some()
+            && self.session().initialize_id.as_deref() == request_id.as_deref();
+        let mut retried = false;
+        loop {
+            let (session, version, generation) = {
+                let s = self.session();
+                (s.id.clone(), s.version.clone(), s.generation)
+            };
+            let had_session = session.is_some();
+            let mut post = self.post(&frame, session, version);
+            if request_id.is_none() {
+                post = post.timeout(ACK_TIMEOUT);
+            }
+            let response = match post.send().await {
+                Ok(response) => response,
+                Err(e) => {
+                    return self
+                        .report(self.failure(request_id, "POST", None, e.to_string()))
+                        .await
+                }
+            };
+            let status = response.status();
+            if status == StatusCode::NOT_FOUND && had_session && !is_initialize && !retried {
+                // Some servers send a JSON-RPC error with a 404; an answer to this request is
+                // an answer, not a lost session.
+                let body = excerpt_bounded(response).await;
+                if let Some(answer) = Frame::parse(&body)
+                    .ok()
+                    .filter(|f| is_answer_to(f, request_id.as_deref()))
+                {
+                    let _ = self.incoming.send(Ok(answer)).await;
+                    return;
+                }
+                retried = true;
+                match self.reinitialize(generation).await {
+                    Ok(()) => continue,
+                    Err(e) => return self.report(e).await,
+                }
+            }
+            if !status.is_success() {
+                let message = excerpt(response).await;
+                return self
+                    .report(self.failure(request_id, "POST", Some(status), message))
+                    .await;
+            }
+            if is_initialize {
+                if let Err(e) = self.take_session_id(&response, request_id.clone()) {
+                    return self.report(e).await;
+                }
+            }
+            let mut reply = Reply {
+                request_id,
+                ..Reply::default()
+            };
+            if let Err(e) = self.read_reply(response, &mut reply).await {
+                self.report(e).await;
+            }
+            return;
+        }
+    }
+
+    fn take_session_id(
+        &self,
+        response: &reqwest::Response,
+        request_id: Option<String>,
+    ) -> Result<(), TransportError> {
+        let id = response.headers().get(SESSION_HEADER).cloned();
+        if let Some(id) = &id {
+            let visible = id.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b));
+            if !visible || id.is_empty() {
+                return Err(self.failure(
+                    request_id,
+                    "POST",
+                    None,
+                    "the server's Mcp-Session-Id is not visible ASCII".to_owned(),
+                ));
+            }
+        }
+        self.session().id = id;
+        Ok(())
+    }
+
+    /// Reads the answer to a POST: nothing (202), one JSON body, or an event stream, resumed
+    /// when it ends before the answer it carries.
+    async fn read_reply(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        reply: &mut Reply,
+    ) -> Result<(), TransportError> {
+        let kind = content_type(&response);
+        if response.status() == StatusCode::ACCEPTED || response.status() == StatusCode::NO_CONTENT
+        {
+            return match &reply.request_id {
+                Some(id) => Err(self.failure(
+                    Some(id.clone()),
+                    "POST",
+                    None,
+                    "the server accepted the request but sent no answer".to_owned(),
+                )),
+                None => Ok(()),
+            };
+        }
+        match kind.as_str() {
+            "text/event-stream" => self.read_stream(response, reply).await,
+            "application/json" => {
+                let body = read_bounded(response)
+                    .await
+                    .map_err(|e| self.failure(reply.request_id.clone(), "POST", None, e))?;
+                match Frame::parse(&body) {
+                    Ok(frame) => {
+                        self.take(frame, reply).await;
+                        Ok(())
+                    }
+                    Err(e) if reply.request_id.is_some() => {
+                        Err(self.failure(reply.request_id.clone(), "POST", None, e.to_string()))
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+            // An acknowledgement with an empty body of any type.
+            _ if reply.request_id.is_none() => Ok(()),
+            other => Err(self.failure(
+                reply.request_id.clone(),
+                "POST",
+                None,
+                format!("unexpected content type `{other}`"),
+            )),
+        }
+    }
+
+    async fn read_stream(
+        self: &Arc<Self>,
+        mut response: reqwest::Response,
+        reply: &mut Reply,
+    ) -> Result<(), TransportError> {
+        let mut idle = 0;
+        loop {
+            if self.pump(response, reply).await {
+                idle = 0;
+            } else {
+                idle += 1;
+            }
+            if reply.request_id.is_none() || reply.answered {
+                return Ok(());
+            }
+            let request_id = reply.request_id.clone();
+            if let Some(fatal) = reply.fatal.take() {
+                return Err(self.failure(request_id, "POST", None, fatal));
+            }
+            let Some(last) = reply.last_event_id.clone() else {
+                return Err(self.failure(
+                    request_id,
+                    "POST",
+                    None,
+                    "the event stream ended before the answer, with no event id to resume from"
+                        .to_owned(),
+                ));
+            };
+            if idle > MAX_RESUMPTIONS {
+                return Err(self.failure(request_id, "GET", None, format!("the event stream ended before the answer; gave up after {MAX_RESUMPTIONS} resumptions")));
+            }
+            tokio::time::sleep(reply.retry.unwrap_or(DEFAULT_RETRY)).await;
+            response = self
+                .resume(Some(&last))
+                .await
+                .map_err(|(status, message)| self.failure(request_id, "GET", status, message))?;
+        }
+    }
+
+    /// A GET for the server's stream, resumed after `last_event_id` when given.
+    async fn resume(
+        &self,
+        last_event_id: Option<&str>,
+    ) -> Result<reqwest::Response, (Option<StatusCode>, String)> {
+        let (session, version) = {
+            let s = self.session();
+            (s.id.clone(), s.version.clone())
+        };
+        let mut get = self
+            .request(Method::GET, session, version)
+            .header(ACCEPT, "text/event-stream");
+        if let Some(last) = last_event_id {
+            get = get.header(LAST_EVENT_HEADER, last);
+        }
+        let response = get.send().await.map_err(|e| (None, e.to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err((Some(status), excerpt(response).await));
+        }
+        match content_type(&response).as_str() {
+            "text/event-stream" => Ok(response),
+            other => Err((
+                None,
+                format!("unexpected content type `{other}` for an event stream"),
+            )),
+        }
+    }
+
+    /// Reads events until the stream ends; true when at least one message arrived.
+    async fn pump(&self, response: reqwest::Response, reply: &mut Reply) -> bool {
+        let mut bound = EventBound::default();
+        let bytes = response.bytes_stream().map(move |chunk| match chunk {
+            Ok(chunk) => bound.check(&chunk).map(|()| chunk),
+            Err(e) => Err(BodyError::Http(e)),
+        });
+        let mut events = SseByteStream::new(bytes);
+        let mut progressed = false;
+        while let Some(event) = events.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(sse_stream::Error::Body(e))
+                    if e.is::<BodyError>()
+                        && matches!(e.downcast_ref(), Some(BodyError::TooLarge)) =>
+                {
+                    reply.fatal = Some(format!(
+                        "an event of the stream is over {MAX_FRAME_BYTES} bytes"
+                    ));
+                    self.report(
+                        FrameError::TooLarge {
+                            limit: MAX_FRAME_BYTES,
+                        }
+                        .into(),
+                    )
+                    .await;
+                    break;
+                }
+                // A broken stream is resumed by the caller, where it can be.
+                Err(e) => {
+                    tracing::debug!(error = %e, "event stream broke");
+                    break;
+                }
+            };
+            if let Some(id) = event.id {
+                reply.last_event_id = Some(id);
+            }
+            if let Some(ms) = event.retry {
+                reply.retry = Some(Duration::from_millis(ms).min(MAX_RETRY));
+            }
+            if event.event.as_deref().is_some_and(|e| e != "message") {
+                continue;
+            }
+            // A priming event carries an id and no message.
+            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+                continue;
+            };
+            progressed = true;
+            match Frame::parse(&data) {
+                Ok(frame) => self.take(frame, reply).await,
+                Err(e) => self.report(e.into()).await,
+            }
+        }
+        progressed
+    }
+
+    /// Delivers a frame from the server, or keeps it when it is the answer the exchange keeps.
+    async fn take(&self, frame: Frame, reply: &mut Reply) {
+        if is_answer_to(&frame, reply.request_id.as_deref()) {
+            reply.answered = true;
+            self.note_version(&frame);
+            if reply.keep {
+                reply.answer = Some(frame);
+                return;
+            }
+        }
+        let _ = self.incoming.send(Ok(frame)).await;
+    }
+
+    /// Takes the protocol version from the answer to `initialize`, for the version header.
+    fn note_version(&self, frame: &Frame) {
+        let mut session = self.session();
+        let answers_initialize = frame.head().is_some_and(|h| {
+            h.id_text().is_some() && h.id_text() == session.initialize_id.as_deref()
+        });
+        if !answers_initialize {
+            return;
+        }
+        let version = frame.value().ok().and_then(|v| {
+            v.pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+                .and_then(|v| HeaderValue::from_str(v).ok())
+        });
+        session.version = version;
+    }
+
+    /// Starts a new session after the server forgot the one with `generation`, replaying the
+    /// client's `initialize`.
+    async fn reinitialize(self: &Arc<Self>, generation: u64) -> Result<(), TransportError> {
+        let _one = self.reinitializing.lock().await;
+        let initialize = {
+            let mut s = self.session();
+            if s.generation != generation {
+                return Ok(());
+            }
+            s.id = None;
+            s.version = None;
+            s.initialize.clone()
+        };
+        let failed = |message: String| {
+            self.failure(
+                None,
+                "POST",
+                None,
+                format!("re-initializing after the server forgot the session: {message}"),
+            )
+        };
+        let initialize = initialize.ok_or_else(|| failed("no initialize to replay".to_owned()))?;
+        tracing::info!(url = %self.url, "the server forgot the session; initializing again");
+        let mut replay = initialize.value().map_err(|e| failed(e.to_string()))?;
+        let id = format!("mcpx-reinitialize-{}", generation + 1);
+        replay["id"] = json!(id);
+        let replay = Frame::from_value(&replay);
+        let id_text = json!(id).to_string();
+        self.session().initialize_id = Some(id_text.clone());
+        let response = self
+            .post(&replay, None, None)
+            .send()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        if !response.status().is_success() {
+            let status = response.status();
+            return Err(failed(format!(
+                "HTTP {status}: {}",
+                excerpt(response).await
+            )));
+        }
+        self.take_session_id(&response, None)?;
+        let mut reply = Reply {
+            request_id: Some(id_text),
+            keep: true,
+            ..Reply::default()
+        };
+        self.read_reply(response, &mut reply).await?;
+        let answer = reply
+            .answer
+            .ok_or_else(|| failed("no answer to initialize".to_owned()))?;
+        if answer
+            .value()
+            .ok()
+            .and_then(|v| v.get("result").cloned())
+            .is_none()
+        {
+            return Err(failed(format!("initialize failed: {answer}")));
+        }
+        let initialized =
+            Frame::from_value(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let (session, version) = {
+            let s = self.session();
+            (s.id.clone(), s.version.clone())
+        };
+        let ack = self
+            .post(&initialized, session, version)
+            .timeout(ACK_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        if !ack.status().is_success() {
+            return Err(failed(format!(
+                "notifications/initialized: HTTP {}",
+                ack.status()
+            )));
+        }
+        {
+            let mut s = self.session();
+            s.generation += 1;
+            s.get_stream_open = false;
+        }
+        self.open_get_stream();
+        Ok(())
+    }
+
+    /// Opens the GET stream of the current session, once.
+    fn open_get_stream(self: &Arc<Self>) {
+        let generation = {
+            let mut s = self.session();
+            if s.get_stream_open {
+                return;
+            }
+            s.get_stream_open = true;
+            s.generation
+        };
+        let shared = self.clone();
+        self.spawn(async move { shared.listen(generation).await });
+    }
+
+    /// Reads the GET stream while the session lasts, reopening it after the server's `retry`
+    /// delay when it ends.
+    async fn listen(self: Arc<Self>, generation: u64) {
+        let mut reply = Reply::default();
+        let mut idle = 0;
+        loop {
+            if self.session().generation != generation {
+                return;
+            }
+            match self.resume(reply.last_event_id.clone().as_deref()).await {
+                Ok(response) => {
+                    if self.pump(response, &mut reply).await {
+                        idle = 0;
+                    } else {
+                        idle += 1;
+                    }
+                }
+                // No stream offered, or the session is gone (the next POST starts a new one).
+                Err((Some(StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_FOUND), _)) => return,
+                Err((status, message)) => {
+                    idle += 1;
+                    if idle > MAX_RESUMPTIONS {
+                        return self
+                            .report(self.failure(None, "GET", status, message))
+                            .await;
+                    }
+                }
+            }
+            if idle > MAX_RESUMPTIONS || reply.fatal.is_some() {
+                return;
+            }
+            tokio::time::sleep(reply.retry.unwrap_or(DEFAULT_RETRY)).await;
+        }
+    }
+}
+
+/// Whether `frame` is the response to the request with id `request_id` (JSON text).
+fn is_answer_to(frame: &Frame, request_id: Option<&str>) -> bool {
+    frame
+        .head()
+        .is_some_and(|h| h.method.is_none() && h.id_text().is_some() && h.id_text() == request_id)
+}
+
+/// A body read to [`MAX_FRAME_BYTES`] at most, empty when it is longer or not text.
+async fn excerpt_bounded(response: reqwest::Response) -> String {
+    read_bounded(response).await.unwrap_or_default()
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// The body of a response, refused past [`MAX_FRAME_BYTES`].
+async fn read_bounded(mut response: reqwest::Response) -> Result<String, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > MAX_FRAME_BYTES {
+            return Err(FrameError::TooLarge {
+                limit: MAX_FRAME_BYTES,
+            }
+            .to_string());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body).map_err(|_| "the body is not UTF-8".to_owned())
+}
+
+/// The start of an error answer's body, for the error message.
+async fn excerpt(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < ERROR_EXCERPT_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(ERROR_EXCERPT_BYTES);
+    String::from_utf8_lossy(&body).trim().to_owned()
+}
+
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    #[error(transparent)]
+    Http(reqwest::Error),
+    #[error("an event is over the size limit")]
+    TooLarge,
+}
+
+/// Bounds the size of one SSE event (the bytes between blank lines), which the parser would
+/// otherwise buffer without limit.
+struct EventBound {
+    since_boundary: usize,
+    at_line_start: bool,
+    previous: u8,
+}
+
+impl Default for EventBound {
+    fn default() -> EventBound {
+        EventBound {
+            since_boundary: 0,
+            at_line_start: true,
+            previous: 0,
+        }
+    }
+}
+
+impl EventBound {
+    fn check(&mut self, chunk: &[u8]) -> Result<(), BodyError> {
+        for &byte in chunk {
+            match byte {
+                // The second half of a CRLF ends nothing new.
+                b'\n' if self.previous == b'\r' => {}
+                b'\n' | b'\r' => {
+                    if self.at_line_start {
+                        self.since_boundary = 0;
+                    }
+                    self.at_line_start = true;
+                }
+                _ => self.at_line_start = false,
+            }
+            self.previous = byte;
+            self.since_boundary += 1;
+            if self.since_boundary > MAX_FRAME_BYTES + SSE_EVENT_OVERHEAD {
+                return Err(BodyError::TooLarge);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_bound_resets_at_blank_lines_of_any_line_ending() {
+        for blank in ["\n\n", "\r\n\r\n", "\r\r"] {
+            let mut bound = EventBound::default();
+            let event = format!("data: {}{blank}", "x".repeat(MAX_FRAME_BYTES));
+            for _ in 0..3 {
+                assert!(bound.check(event.as_bytes()).is_ok(), "{blank:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_endless_event_is_cut() {
+        let mut bound = EventBound::default();
+        let line = format!("data: {}\n", "x".repeat(1024));
+        let over = (MAX_FRAME_BYTES + SSE_EVENT_OVERHEAD) / line.len() + 1;
+        let results: Vec<_> = (0..over)
+            .map(|_| bound.check(line.as_bytes()).is_ok())
+            .collect();
+        assert!(results[..over - 1].iter().all(|ok| *ok));
+        assert!(!results[over - 1]);
+    }
+}

@@ -1,0 +1,136 @@
+//! The task beside a client: it answers what the server asks of the client, routes progress to
+//! the call it belongs to, re-lists tools when they change, and passes every event on to the
+//! application.
+//!
+//! It never waits on the application: each server request is answered in a task of its own (an
+//! elicitation may wait for a person), and events go to the application's queue without
+//! blocking. When that queue is full, events are dropped and counted, and the count arrives as
+//! [`Event::Lagged`] once there is room; what the client itself must do with them is done
+//! regardless.
+
+use std::sync::{Arc, Weak};
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::client::Inner;
+use crate::{elicitation, Event, Frame};
+
+pub(crate) async fn serve(
+    client: Weak<Inner>,
+    mut events: mpsc::Receiver<Event>,
+    to_app: mpsc::Sender<Event>,
+) {
+    let mut lagged = 0;
+    while let Some(event) = events.recv().await {
+        if matches!(event, Event::Closed) {
+            let _ = to_app.send(event).await;
+            break;
+        }
+        let Some(inner) = client.upgrade() else { break };
+        match &event {
+            Event::Request(frame) => answer(&inner, frame),
+            Event::Notification(frame) => notice(&inner, frame),
+            _ => {}
+        }
+        drop(inner);
+        deliver(&to_app, event, &mut lagged);
+    }
+}
+
+/// Queues an event for the application without waiting; counts what a full queue drops.
+fn deliver(to_app: &mpsc::Sender<Event>, event: Event, lagged: &mut u64) {
+    if *lagged > 0 {
+        match to_app.try_send(Event::Lagged { dropped: *lagged }) {
+            Ok(()) => *lagged = 0,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                *lagged += 1;
+                return;
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => return,
+        }
+    }
+    if let Err(mpsc::error::TrySendError::Full(_)) = to_app.try_send(event) {
+        *lagged += 1;
+    }
+}
+
+/// Answers one request from the server, in a task of its own.
+fn answer(inner: &Arc<Inner>, frame: &Frame) {
+    let Ok(request) = frame.value() else { return };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let method = request
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+    let handlers = inner.handlers.clone();
+    let client = Arc::downgrade(inner);
+    tokio::spawn(async move {
+        let outcome: Result<Value, Value> = match method.as_str() {
+            "ping" => Ok(json!({})),
+            "elicitation/create" if handlers.elicitation.is_some() => {
+                let handler = handlers.elicitation.as_deref().expect("checked above");
+                elicitation::answer(handler, params).await
+            }
+            "sampling/createMessage" if handlers.sampling.is_some() => {
+                let handler = handlers.sampling.as_deref().expect("checked above");
+                handler
+                    .create_message(&params)
+                    .await
+                    .map_err(|e| json!({"code": e.code, "message": e.message}))
+            }
+            "roots/list" if handlers.roots.is_some() => {
+                let handler = handlers.roots.as_deref().expect("checked above");
+                handler
+                    .list_roots(&params)
+                    .await
+                    .map_err(|e| json!({"code": e.code, "message": e.message}))
+            }
+            other => Err(json!({
+                "code": -32601,
+                "message": format!("method not found: {other} (this client has no handler for it)")
+            })),
+        };
+        let answer = match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+        };
+        if let Some(inner) = client.upgrade() {
+            let _ = inner.connection.send(Frame::from_value(&answer)).await;
+        }
+    });
+}
+
+/// Acts on the notifications the client itself cares about.
+fn notice(inner: &Arc<Inner>, frame: &Frame) {
+    let method = frame.head().and_then(|h| h.method.map(|m| m.into_owned()));
+    match method.as_deref() {
+        Some("notifications/tools/list_changed") => {
+            let relist = inner.clone();
+            tokio::spawn(async move {
+                if let Err(error) = relist.list_tools().await {
+                    tracing::warn!(%error, "re-listing tools after list_changed failed");
+                }
+            });
+        }
+        Some("notifications/progress") => {
+            let Ok(notification) = frame.value() else {
+                return;
+            };
+            let Some(params) = notification.get("params") else {
+                return;
+            };
+            let Some(token) = params.get("progressToken") else {
+                return;
+            };
+            let waiting = inner.progress().get(&token.to_string()).cloned();
+            if let Some(sender) = waiting {
+                // Lossy by design: a caller that does not keep up misses intermediate steps.
+                let _ = sender.try_send(params.clone());
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,111 @@
+//! A listed tool with its schemas compiled once, and the warn-only check of its outputs.
+
+use schemaval::{CompileError, Schema};
+use serde_json::{json, Value};
+
+use crate::Response;
+
+/// The warning recorded when `structuredContent` does not match the tool's `outputSchema`.
+pub const OUTPUT_WARNING: &str = "structuredContent violates outputSchema (delivered unchanged)";
+
+/// The warning recorded at list time for an `outputSchema` that does not compile.
+pub const UNCHECKED_OUTPUT_WARNING: &str =
+    "outputSchema does not compile; results are delivered unchecked";
+
+/// Something delivered unchanged that did not match what the server declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// What happened, e.g. [`OUTPUT_WARNING`].
+    pub message: String,
+    /// The tool it concerns.
+    pub tool: String,
+    /// The flat lines, one per problem.
+    pub lines: Vec<String>,
+}
+
+/// One tool as listed, with its schemas compiled once.
+#[derive(Debug)]
+pub struct Tool {
+    raw: Value,
+    pub(crate) name: String,
+    pub(crate) input: Result<Schema, CompileError>,
+    pub(crate) output: Option<Result<Schema, CompileError>>,
+}
+
+impl Tool {
+    pub(crate) fn new(raw: Value) -> Option<Tool> {
+        let name = raw.get("name")?.as_str()?.to_owned();
+        let input = Schema::compile(raw.get("inputSchema").unwrap_or(&json!({"type": "object"})));
+        let output = raw.get("outputSchema").map(Schema::compile);
+        Some(Tool {
+            raw,
+            name,
+            input,
+            output,
+        })
+    }
+
+    /// The tool object exactly as listed (unknown fields kept).
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Why the `inputSchema` does not compile, if it does not.
+    pub fn input_error(&self) -> Option<&CompileError> {
+        self.input.as_ref().err()
+    }
+
+    /// Why the `outputSchema` does not compile, if there is one and it does not.
+    pub fn output_error(&self) -> Option<&CompileError> {
+        self.output.as_ref().and_then(|o| o.as_ref().err())
+    }
+}
+
+/// The result of a call, delivered unchanged, with what did not match the declared schema.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// The response, exactly as received.
+    pub response: Response,
+    /// Output warnings (never a reason to change the result).
+    pub warnings: Vec<Warning>,
+}
+
+pub(crate) fn output_warnings(tool: &str, schema: &Schema, response: &Response) -> Vec<Warning> {
+    let Ok(result) = response.result() else {
+        return Vec::new();
+    };
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        return Vec::new();
+    }
+    let lines = match result.get("structuredContent") {
+        None => vec!["$: no structuredContent, but the tool declares an outputSchema".to_owned()],
+        Some(content) => match schema.validate(content) {
+            Ok(()) => return Vec::new(),
+            Err(err) => err.lines(),
+        },
+    };
+    vec![Warning {
+        message: OUTPUT_WARNING.to_owned(),
+        tool: tool.to_owned(),
+        lines,
+    }]
+}
+
+/// A warning for each listed tool whose `outputSchema` does not compile.
+pub(crate) fn list_warnings(tools: &[Tool]) -> Vec<Warning> {
+    tools
+        .iter()
+        .filter_map(|t| {
+            t.output_error().map(|e| Warning {
+                message: UNCHECKED_OUTPUT_WARNING.to_owned(),
+                tool: t.name.clone(),
+                lines: vec![e.to_string()],
+            })
+        })
+        .collect()
+}
