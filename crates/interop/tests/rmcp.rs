@@ -84,3 +84,41 @@ async fn a_forgotten_session_is_started_again() {
     // The new session goes on working.
     client.ping().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_stream_cut_mid_call_is_resumed_with_last_event_id() {
+    let Some(_) = spec() else { return };
+    let peer = HttpPeer::start(&rmcp_peer(), &["http"], &[], "/mcp").await;
+    let upstream = peer
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let proxy = common::Proxy::to(upstream).await;
+    let (transport, _session) = common::http_to(&format!("http://{}/mcp", proxy.address));
+    let (client, _events) = connect(transport, ClientOptions::default()).await;
+    client.list_tools().await.unwrap();
+    let (options, mut progress) = mcpclient::CallOptions::with_progress();
+    let call = client.call_tool_with("count", json!({"steps": 6}), options);
+    let cut_after_the_first_step = async {
+        let first = progress.recv().await.unwrap();
+        assert!(proxy.cut() > 0, "a stream was open");
+        first
+    };
+    let (done, first) = tokio::join!(call, cut_after_the_first_step);
+    let done = done.unwrap();
+    assert!(
+        done.response.result_text().contains("counted to 6"),
+        "{}",
+        done.response.result_text()
+    );
+    assert_eq!(first["progress"], 1.0);
+    let mut later = Vec::new();
+    while let Ok(p) = progress.try_recv() {
+        later.push(p["progress"].as_f64().unwrap());
+    }
+    assert_eq!(
+        later,
+        [2.0, 3.0, 4.0, 5.0, 6.0],
+        "the steps after the cut arrive on the resumed stream"
+    );
+}

@@ -279,6 +279,15 @@ impl Transport for HttpTransport {
     }
 }
 
+/// How an event stream ended.
+#[derive(Default)]
+struct StreamEnd {
+    /// At least one message arrived.
+    progressed: bool,
+    /// It broke (a network failure), rather than being closed by the server.
+    broke: bool,
+}
+
 /// What an exchange is waiting for, and what it has seen of its stream.
 #[derive(Default)]
 struct Reply {
@@ -506,7 +515,8 @@ impl Shared {
     ) -> Result<(), TransportError> {
         let mut idle = 0;
         loop {
-            if self.pump(response, reply).await {
+            let end = self.pump(response, reply).await;
+            if end.progressed {
                 idle = 0;
             } else {
                 idle += 1;
@@ -530,7 +540,11 @@ impl Shared {
             if idle > MAX_RESUMPTIONS {
                 return Err(self.failure(request_id, "GET", None, format!("the event stream ended before the answer; gave up after {MAX_RESUMPTIONS} resumptions")));
             }
-            tokio::time::sleep(reply.retry.unwrap_or(DEFAULT_RETRY)).await;
+            // `retry` paces streams the server closes on purpose; after a network failure the
+            // first try is at once, before a server's short-lived replay buffer forgets.
+            if !(end.broke && idle <= 1) {
+                tokio::time::sleep(reply.retry.unwrap_or(DEFAULT_RETRY)).await;
+            }
             response = self
                 .resume(Some(&last))
                 .await
@@ -567,15 +581,17 @@ impl Shared {
         }
     }
 
-    /// Reads events until the stream ends; true when at least one message arrived.
-    async fn pump(&self, response: reqwest::Response, reply: &mut Reply) -> bool {
+    /// Reads events until the stream ends. An event that repeats the id the stream was resumed
+    /// after is one already taken, and is skipped.
+    async fn pump(&self, response: reqwest::Response, reply: &mut Reply) -> StreamEnd {
+        let resumed_after = reply.last_event_id.clone();
         let mut bound = EventBound::default();
         let bytes = response.bytes_stream().map(move |chunk| match chunk {
             Ok(chunk) => bound.check(&chunk).map(|()| chunk),
             Err(e) => Err(BodyError::Http(e)),
         });
         let mut events = SseByteStream::new(bytes);
-        let mut progressed = false;
+        let mut end = StreamEnd::default();
         while let Some(event) = events.next().await {
             let event = match event {
                 Ok(event) => event,
@@ -598,9 +614,13 @@ impl Shared {
                 // A broken stream is resumed by the caller, where it can be.
                 Err(e) => {
                     tracing::debug!(error = %e, "event stream broke");
+                    end.broke = true;
                     break;
                 }
             };
+            if event.id.is_some() && event.id == resumed_after {
+                continue;
+            }
             if let Some(id) = event.id {
                 reply.last_event_id = Some(id);
             }
@@ -614,13 +634,13 @@ impl Shared {
             let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
                 continue;
             };
-            progressed = true;
+            end.progressed = true;
             match Frame::parse(&data) {
                 Ok(frame) => self.take(frame, reply).await,
                 Err(e) => self.report(e.into()).await,
             }
         }
-        progressed
+        end
     }
 
     /// Delivers a frame from the server, or keeps it when it is the answer the exchange keeps.
@@ -764,7 +784,7 @@ impl Shared {
             }
             match self.resume(reply.last_event_id.clone().as_deref()).await {
                 Ok(response) => {
-                    if self.pump(response, &mut reply).await {
+                    if self.pump(response, &mut reply).await.progressed {
                         idle = 0;
                     } else {
                         idle += 1;

@@ -6,10 +6,11 @@
 use std::sync::Arc;
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{ProgressNotificationParam, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct SumRequest {
@@ -17,6 +18,12 @@ struct SumRequest {
     a: i64,
     /// The right operand.
     b: i64,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct CountRequest {
+    /// How many steps, 100 ms apart, each reported as progress.
+    steps: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -27,6 +34,23 @@ impl Peer {
     #[tool(description = "Adds two integers")]
     fn sum(&self, Parameters(SumRequest { a, b }): Parameters<SumRequest>) -> String {
         (a + b).to_string()
+    }
+
+    #[tool(description = "Counts to `steps`, 100 ms a step, reporting progress at each step")]
+    async fn count(
+        &self,
+        Parameters(CountRequest { steps }): Parameters<CountRequest>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        for step in 1..=steps {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            if let Some(token) = context.meta.get_progress_token() {
+                let progress = ProgressNotificationParam::new(token, f64::from(step))
+                    .with_total(f64::from(steps));
+                let _ = context.peer.notify_progress(progress).await;
+            }
+        }
+        format!("counted to {steps}")
     }
 }
 

@@ -237,3 +237,48 @@ pub async fn wait_for_tool(client: &Client, name: &str) {
     }
     panic!("the server never listed {name}");
 }
+
+/// A loopback TCP proxy in front of a server that can cut every connection through it at once:
+/// the network failing under a live stream.
+pub struct Proxy {
+    /// The address to connect to instead of the server's.
+    pub address: String,
+    connections: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+    _accepting: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    /// A proxy to `upstream` (`host:port`).
+    pub async fn to(upstream: &str) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let connections: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>> =
+            std::sync::Arc::default();
+        let upstream = upstream.to_owned();
+        let open = connections.clone();
+        let accepting = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                let task = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                open.lock().unwrap().push(task.abort_handle());
+            }
+        });
+        Proxy {
+            address,
+            connections,
+            _accepting: accepting,
+        }
+    }
+
+    /// Cuts every connection open now; new ones go through.
+    pub fn cut(&self) -> usize {
+        let open = std::mem::take(&mut *self.connections.lock().unwrap());
+        let cut = open.iter().filter(|c| !c.is_finished()).count();
+        open.iter().for_each(tokio::task::AbortHandle::abort);
+        cut
+    }
+}
