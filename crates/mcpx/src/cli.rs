@@ -10,20 +10,79 @@ pub(crate) const EXIT_NO: u8 = 1;
 pub(crate) const EXIT_TROUBLE: u8 = 2;
 
 const EXIT_CODES: &str = "\
+Config: --config FILE, else ./mcpx.json, else $XDG_CONFIG_HOME/mcpx/config.json, in the
+mcpServers format ({\"mcpServers\": {\"NAME\": {\"command\": ..., \"args\": [...]}}} or {\"url\": ...}).
+
 Exit codes:
-  0  success: every schema compiled, every instance valid
-  1  the answer is no: an instance is invalid
-  2  mcpx could not do its job: a schema does not compile, a file can't be read or parsed";
+  0  success
+  1  the answer is no: arguments rejected, an isError result or a JSON-RPC error,
+     an invalid instance, a lint problem
+  2  mcpx could not do its job: config, spawn, transport, timeout, unreadable files";
 
 #[derive(Debug, Parser)]
 #[command(name = "mcpx", version, about = "Gateway and command-line client for MCP servers, enforcing their tool schemas", after_help = EXIT_CODES)]
 pub(crate) struct Cli {
+    /// The config file (default: ./mcpx.json, then $XDG_CONFIG_HOME/mcpx/config.json).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// List the configured servers: transport, whether it starts, protocol version, tools.
+    #[command(
+        after_help = "Examples:\n  mcpx servers\n  mcpx --config examples/mcpx.json servers --json"
+    )]
+    Servers {
+        /// Print JSON instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List tools, or show one tool's arguments as a table.
+    #[command(
+        after_help = "Examples:\n  mcpx tools\n  mcpx tools demo\n  mcpx tools demo get-sum\n  mcpx tools demo --json"
+    )]
+    Tools {
+        /// Only this server's tools.
+        server: Option<String>,
+        /// Show this tool in detail.
+        tool: Option<String>,
+        /// Print the raw tool objects as the server listed them.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a tool; its arguments are checked against its inputSchema before anything is sent.
+    #[command(
+        after_help = "ARGS: one JSON object, @FILE, - (standard input), or key=value pairs typed by the\ninputSchema (count=3 is an integer where the schema says integer), key:=JSON for raw JSON.\n\nExamples:\n  mcpx call demo get-sum a=2 b=3\n  mcpx call demo get-sum '{\"a\": 2, \"b\": 3}'\n  mcpx call demo echo text:='\"hi\"' --json\n\nExit codes:\n  0  the call succeeded\n  1  the call failed: arguments rejected (one line per problem on stderr), an isError result,\n     or a JSON-RPC error\n  2  mcpx could not do its job: config, spawn, transport, timeout"
+    )]
+    Call {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The arguments.
+        args: Vec<String>,
+        /// Print the raw result exactly as received.
+        #[arg(long)]
+        json: bool,
+        /// Answer the server's elicitation request with this JSON content (else it is declined).
+        #[arg(long, value_name = "JSON")]
+        elicit: Option<String>,
+    },
+    /// Compile every tool schema under the policy and list each problem (exit 1 when any).
+    #[command(after_help = "Examples:\n  mcpx lint\n  mcpx lint demo")]
+    Lint {
+        /// Only this server.
+        server: Option<String>,
+    },
+    /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
+    DemoServer {
+        /// Also list tools whose schemas break the policy (for `mcpx lint`).
+        #[arg(long)]
+        broken: bool,
+    },
     /// Compile and apply JSON Schemas under mcpx's policy (offline, bounded, formats as annotations).
     #[command(subcommand)]
     Schema(SchemaCommand),

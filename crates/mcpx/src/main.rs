@@ -7,14 +7,17 @@
 //!
 //! | code | meaning |
 //! |------|---------|
-//! | 0    | success: every schema compiled, every instance valid |
-//! | 1    | the work was done and the answer is no: an instance is invalid |
-//! | 2    | mcpx could not do its job: a schema does not compile, a file can't be read or parsed, bad arguments |
+//! | 0    | success |
+//! | 1    | the work was done and the answer is no: arguments rejected, an `isError` result or a JSON-RPC error, an invalid instance, a lint problem |
+//! | 2    | mcpx could not do its job: config, spawn, transport, timeout, a schema that does not compile, a file that can't be read, bad arguments |
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
+mod arguments;
 mod cli;
 mod commands;
+mod config;
+mod connect;
 mod input;
 mod output;
 
@@ -35,7 +38,40 @@ fn main() -> ExitCode {
 }
 
 fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
+    use cli::Command;
+    let config = || config::Config::load(raw.config.as_deref());
     match raw.command {
-        cli::Command::Schema(cmd) => commands::schema::run(cmd.checked()?),
+        Command::Schema(cmd) => commands::schema::run(cmd.checked()?),
+        Command::Servers { json } => commands::mcp::servers(&config()?, json),
+        Command::Tools {
+            ref server,
+            ref tool,
+            json,
+        } => commands::mcp::tools(&config()?, server.as_deref(), tool.as_deref(), json),
+        Command::Call {
+            ref server,
+            ref tool,
+            ref args,
+            json,
+            ref elicit,
+        } => {
+            let elicit = match elicit {
+                Some(text) => connect::Elicit::Answer(
+                    serde_json::from_str(text)
+                        .map_err(|e| anyhow::anyhow!("--elicit is not JSON: {e}"))?,
+                ),
+                None => connect::Elicit::Decline,
+            };
+            commands::mcp::call(&config()?, server, tool, args, json, elicit)
+        }
+        Command::Lint { ref server } => commands::mcp::lint(&config()?, server.as_deref()),
+        Command::DemoServer { broken } => {
+            let options = mcpx_fixture::Options {
+                record: None,
+                broken,
+            };
+            mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -8,7 +8,7 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-/// The README's main job: an invalid and a valid argument file against the example tool schema.
+/// The validator on the example files: an invalid and a valid argument file against the example tool schema.
 const BAD_THEN_GOOD: [&str; 6] = [
     "schema",
     "validate",

@@ -1,3 +1,4 @@
 //! One module per command.
 
+pub(crate) mod mcp;
 pub(crate) mod schema;

@@ -1,0 +1,340 @@
+//! `mcpx servers`, `mcpx tools`, `mcpx call` and `mcpx lint`: the configured servers, their
+//! tools, calls with enforced arguments, and the policy's verdict on every tool schema.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use mcpclient::{ClientError, RpcError, Tool};
+use serde_json::{json, Value};
+
+use crate::arguments::arguments;
+use crate::cli::{EXIT_NO, EXIT_TROUBLE};
+use crate::config::{Config, Server};
+use crate::connect::{connect, tool, Elicit};
+use crate::output::print;
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn one_line(text: Option<&str>) -> String {
+    text.unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// `mcpx servers`: each server, whether it starts, its version and tools.
+pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let mut report = Vec::new();
+    let mut failed = false;
+    for server in &config.servers {
+        let row = rt.block_on(async {
+            match connect(server, Elicit::Decline).await {
+                Ok(client) => {
+                    let tools = client.tools();
+                    let failing = tools.iter().filter(|t| t.input_error().is_some() || t.output_error().is_some()).count();
+                    json!({"name": server.name, "transport": server.transport.kind(), "started": true,
+                        "protocolVersion": client.protocol_version(), "tools": tools.len(), "failingSchemas": failing})
+                }
+                Err(err) => json!({"name": server.name, "transport": server.transport.kind(), "started": false,
+                    "error": format!("{err:#}")}),
+            }
+        });
+        failed |= row["started"] == false;
+        report.push(row);
+    }
+    if json_out {
+        print(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+    } else {
+        let mut out = String::new();
+        for row in &report {
+            let name = row["name"].as_str().unwrap_or_default();
+            let kind = row["transport"].as_str().unwrap_or_default();
+            if row["started"] == true {
+                out.push_str(&format!(
+                    "{name}\t{kind}\tok\t{}\t{} tools\t{} failing the policy\n",
+                    row["protocolVersion"].as_str().unwrap_or_default(),
+                    row["tools"],
+                    row["failingSchemas"]
+                ));
+            } else {
+                out.push_str(&format!(
+                    "{name}\t{kind}\tfailed\t{}\n",
+                    row["error"].as_str().unwrap_or_default()
+                ));
+            }
+        }
+        print(&out)?;
+    }
+    Ok(if failed {
+        ExitCode::from(EXIT_TROUBLE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `mcpx tools [SERVER [TOOL]]`.
+pub(crate) fn tools(
+    config: &Config,
+    server: Option<&str>,
+    tool_name: Option<&str>,
+    json_out: bool,
+) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let chosen: Vec<&Server> = match server {
+        Some(name) => vec![config.server(name)?],
+        None => config.servers.iter().collect(),
+    };
+    let mut out = String::new();
+    let mut raw = Vec::new();
+    for server in chosen {
+        let client = rt.block_on(connect(server, Elicit::Decline))?;
+        let tools = client.tools();
+        if let Some(name) = tool_name {
+            let tool = tool(&tools, &server.name, name)?;
+            if json_out {
+                raw.push(tool.raw().clone());
+            } else {
+                out.push_str(&describe(tool));
+            }
+            continue;
+        }
+        for tool in tools.iter() {
+            if json_out {
+                raw.push(tool.raw().clone());
+            } else {
+                let mark = if tool.input_error().is_some() {
+                    "  (inputSchema fails the policy: calls refused)"
+                } else {
+                    ""
+                };
+                out.push_str(&format!(
+                    "{}\t{}\t{}{mark}\n",
+                    server.name,
+                    tool.name(),
+                    one_line(tool.raw()["description"].as_str())
+                ));
+            }
+        }
+    }
+    if json_out {
+        out = format!("{}\n", serde_json::to_string_pretty(&raw)?);
+    }
+    print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One tool's arguments as a table, and its output schema.
+fn describe(tool: &Tool) -> String {
+    let raw = tool.raw();
+    let mut out = format!(
+        "{}: {}\n\n",
+        tool.name(),
+        one_line(raw["description"].as_str())
+    );
+    let input = &raw["inputSchema"];
+    let required: Vec<&str> = input["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut rows = vec![[
+        "ARGUMENT".to_owned(),
+        "TYPE".to_owned(),
+        "REQUIRED".to_owned(),
+        "DEFAULT".to_owned(),
+        "DESCRIPTION".to_owned(),
+    ]];
+    if let Some(properties) = input["properties"].as_object() {
+        for (name, property) in properties {
+            let kind = match &property["type"] {
+                Value::String(t) => t.clone(),
+                Value::Array(ts) => ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                _ if property.get("enum").is_some() => "enum".to_owned(),
+                _ => "any".to_owned(),
+            };
+            let default = property
+                .get("default")
+                .map(Value::to_string)
+                .unwrap_or_default();
+            let yes = if required.contains(&name.as_str()) {
+                "yes"
+            } else {
+                "no"
+            };
+            rows.push([
+                name.clone(),
+                kind,
+                yes.to_owned(),
+                default,
+                one_line(property["description"].as_str()),
+            ]);
+        }
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    if let Some(error) = tool.input_error() {
+        out.push_str(&format!(
+            "\ninputSchema fails the policy (calls are refused): {error}\n"
+        ));
+    }
+    if let Some(output) = raw.get("outputSchema") {
+        out.push_str(&format!(
+            "\noutputSchema:\n{}\n",
+            serde_json::to_string_pretty(output).unwrap_or_default()
+        ));
+    }
+    out
+}
+
+/// `mcpx call SERVER TOOL [ARGS]`.
+pub(crate) fn call(
+    config: &Config,
+    server: &str,
+    tool_name: &str,
+    words: &[String],
+    json_out: bool,
+    elicit: Elicit,
+) -> anyhow::Result<ExitCode> {
+    let server = config.server(server)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let client = connect(server, elicit).await?;
+        let tools = client.tools();
+        let tool = tool(&tools, &server.name, tool_name)?;
+        let args = arguments(words, &tool.raw()["inputSchema"])?;
+        let outcome = match client.call_tool(tool_name, args).await {
+            Ok(outcome) => outcome,
+            Err(
+                err @ (ClientError::InvalidArguments { .. }
+                | ClientError::UnusableInputSchema { .. }),
+            ) => {
+                let lines = match &err {
+                    ClientError::InvalidArguments { violations, .. } => violations.clone(),
+                    ClientError::UnusableInputSchema { error, .. } => vec![error.to_string()],
+                    _ => Vec::new(),
+                };
+                eprintln!(
+                    "mcpx: arguments rejected before sending ({} problem{}):",
+                    lines.len(),
+                    if lines.len() == 1 { "" } else { "s" }
+                );
+                for line in lines {
+                    eprintln!("  {line}");
+                }
+                return Ok(ExitCode::from(EXIT_NO));
+            }
+            Err(ClientError::Rpc(RpcError::Remote { code, message, .. })) => {
+                eprintln!("mcpx: the server answered error {code}: {message}");
+                return Ok(ExitCode::from(EXIT_NO));
+            }
+            Err(err) => return Err(err.into()),
+        };
+        for warning in &outcome.warnings {
+            eprintln!("mcpx: warning: {}: {}", warning.tool, warning.message);
+            for line in &warning.lines {
+                eprintln!("  {line}");
+            }
+        }
+        let result = outcome.response.result()?;
+        if json_out {
+            print(&format!("{}\n", outcome.response.result_text()))?;
+        } else {
+            print(&render(&result))?;
+        }
+        Ok(if result["isError"] == true {
+            ExitCode::from(EXIT_NO)
+        } else {
+            ExitCode::SUCCESS
+        })
+    })
+}
+
+/// A result for people: text plainly, structuredContent pretty-printed, other content named.
+fn render(result: &Value) -> String {
+    let mut out = String::new();
+    for block in result["content"].as_array().into_iter().flatten() {
+        match block["type"].as_str() {
+            Some("text") => {
+                out.push_str(block["text"].as_str().unwrap_or_default());
+                out.push('\n');
+            }
+            Some(kind) => out.push_str(&format!(
+                "[{kind} {}]\n",
+                block["mimeType"]
+                    .as_str()
+                    .or(block["uri"].as_str())
+                    .unwrap_or_default()
+            )),
+            None => {}
+        }
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        out.push_str(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(structured).unwrap_or_default()
+        ));
+    }
+    out
+}
+
+/// `mcpx lint [SERVER]`: every tool schema compiled under the policy; exit 1 on any problem.
+pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let chosen: Vec<&Server> = match server {
+        Some(name) => vec![config.server(name)?],
+        None => config.servers.iter().collect(),
+    };
+    let mut out = String::new();
+    let mut problems = 0;
+    for server in chosen {
+        let client = rt.block_on(connect(server, Elicit::Decline))?;
+        for tool in client.tools().iter() {
+            for (which, error) in [
+                ("inputSchema", tool.input_error()),
+                ("outputSchema", tool.output_error()),
+            ] {
+                if let Some(error) = error {
+                    problems += 1;
+                    out.push_str(&format!(
+                        "{}: {}: {which}: {} ({})\n",
+                        server.name,
+                        tool.name(),
+                        error,
+                        error.kind()
+                    ));
+                }
+            }
+        }
+    }
+    out.push_str(&format!(
+        "{problems} problem{}\n",
+        if problems == 1 { "" } else { "s" }
+    ));
+    print(&out)?;
+    Ok(if problems > 0 {
+        ExitCode::from(EXIT_NO)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

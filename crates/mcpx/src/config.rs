@@ -1,0 +1,256 @@
+//! The config file: the `mcpServers` format MCP clients use (or `servers` with a `type`),
+//! found at `--config FILE`, else `./mcpx.json`, else `$XDG_CONFIG_HOME/mcpx/config.json`.
+//!
+//! The file is validated with schemaval against `schemas/config.schema.json`, so a mistake is
+//! reported with the file, the JSON path and the problem. `${VAR}` in `env`, `headers`, `url`,
+//! `command` and `args` expands from the environment, so secrets stay out of the file;
+//! `${MCPX_EXE}` is the running mcpx binary unless the environment says otherwise.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use mcpclient::{HttpConfig, StdioCommand};
+use schemaval::Schema;
+use serde_json::Value;
+
+const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
+
+/// The largest config file read.
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// How to reach one server.
+#[derive(Debug, Clone)]
+pub(crate) enum Transport {
+    Stdio(StdioCommand),
+    Http(HttpConfig),
+}
+
+impl Transport {
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Transport::Stdio(_) => "stdio",
+            Transport::Http(_) => "http",
+        }
+    }
+}
+
+/// One configured server.
+#[derive(Debug, Clone)]
+pub(crate) struct Server {
+    pub(crate) name: String,
+    pub(crate) transport: Transport,
+}
+
+/// The servers of a config file, in the file's order.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) path: PathBuf,
+    pub(crate) servers: Vec<Server>,
+}
+
+impl Config {
+    /// Finds and reads the config file.
+    pub(crate) fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
+        let path = match explicit {
+            Some(path) => path.to_path_buf(),
+            None => find().ok_or_else(|| {
+                anyhow!("no config file: pass --config FILE, or create ./mcpx.json or $XDG_CONFIG_HOME/mcpx/config.json")
+            })?,
+        };
+        let text = read(&path)?;
+        let servers = parse(&text, &|name| std::env::var(name).ok())
+            .with_context(|| format!("config {}", path.display()))?;
+        Ok(Config { path, servers })
+    }
+
+    /// The server called `name`.
+    pub(crate) fn server(&self, name: &str) -> anyhow::Result<&Server> {
+        self.servers.iter().find(|s| s.name == name).ok_or_else(|| {
+            let known: Vec<_> = self.servers.iter().map(|s| s.name.as_str()).collect();
+            anyhow!(
+                "no server '{name}' in {} (it has: {})",
+                self.path.display(),
+                known.join(", ")
+            )
+        })
+    }
+}
+
+fn find() -> Option<PathBuf> {
+    let local = PathBuf::from("mcpx.json");
+    if local.is_file() {
+        return Some(local);
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    let global = base.join("mcpx/config.json");
+    global.is_file().then_some(global)
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read config {}", path.display()))?;
+    let mut text = String::new();
+    use std::io::Read;
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read config {}", path.display()))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        bail!("config {} is over {MAX_CONFIG_BYTES} bytes", path.display());
+    }
+    Ok(text)
+}
+
+/// The servers of a config text; `lookup` gives environment variables.
+pub(crate) fn parse(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Vec<Server>> {
+    let value: Value = serde_json::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
+    let schema =
+        Schema::from_slice(CONFIG_SCHEMA.as_bytes()).expect("the bundled config schema compiles");
+    if let Err(err) = schema.validate(&value) {
+        bail!("{}", err.lines().join("\n  "));
+    }
+    let mut servers = Vec::new();
+    for key in ["mcpServers", "servers"] {
+        let Some(Value::Object(entries)) = value.get(key) else {
+            continue;
+        };
+        for (name, entry) in entries {
+            let at = format!("$.{key}.{name}");
+            servers.push(Server {
+                name: name.clone(),
+                transport: transport(entry, &at, lookup)?,
+            });
+        }
+    }
+    Ok(servers)
+}
+
+fn transport(
+    entry: &Value,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Transport> {
+    let text = |field: &str| entry.get(field).and_then(Value::as_str);
+    let expand_at =
+        |value: &str, field: &str| expand(value, lookup).with_context(|| format!("{at}.{field}"));
+    let map = |field: &str| -> anyhow::Result<Vec<(String, String)>> {
+        let Some(Value::Object(pairs)) = entry.get(field) else {
+            return Ok(Vec::new());
+        };
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                Ok((
+                    k.clone(),
+                    expand_at(v.as_str().unwrap_or_default(), &format!("{field}.{k}"))?,
+                ))
+            })
+            .collect()
+    };
+    if let Some(url) = text("url") {
+        if text("type") == Some("stdio") {
+            bail!("{at}: type is stdio but it has a url");
+        }
+        return Ok(Transport::Http(HttpConfig {
+            url: expand_at(url, "url")?,
+            headers: map("headers")?,
+        }));
+    }
+    if matches!(text("type"), Some("http" | "streamable-http")) {
+        bail!("{at}: type is http but it has no url");
+    }
+    let command = text("command").unwrap_or_default();
+    let args = entry
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|args| {
+            args.iter()
+                .enumerate()
+                .map(|(i, a)| expand_at(a.as_str().unwrap_or_default(), &format!("args[{i}]")))
+                .collect::<anyhow::Result<Vec<_>>>()
+        })
+        .transpose()?
+        .unwrap_or_default();
+    Ok(Transport::Stdio(StdioCommand {
+        program: expand_at(command, "command")?,
+        args,
+        env: map("env")?.into_iter().collect(),
+        cwd: text("cwd").map(PathBuf::from),
+    }))
+}
+
+/// `${VAR}` replaced by the variable's value; a variable that is not set is an error.
+fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| anyhow!("unclosed ${{ in `{text}`"))?;
+        let name = &after[..end];
+        let value = lookup(name).or_else(|| (name == "MCPX_EXE").then(own_exe).flatten());
+        out.push_str(&value.ok_or_else(|| anyhow!("environment variable {name} is not set"))?);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn own_exe() -> Option<String> {
+    std::env::current_exe()
+        .ok()
+        .map(|p| p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        (name == "TOKEN").then(|| "s3cret".to_owned())
+    }
+
+    #[test]
+    fn both_formats_and_expansion() {
+        let text = r#"{"mcpServers": {"a": {"command": "srv", "args": ["--x"], "env": {"T": "${TOKEN}"}}},
+            "servers": {"b": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}"#;
+        let servers = parse(text, &env).unwrap();
+        let Transport::Stdio(a) = &servers[0].transport else {
+            panic!()
+        };
+        assert_eq!(a.env["T"], "s3cret");
+        let Transport::Http(b) = &servers[1].transport else {
+            panic!()
+        };
+        assert_eq!(
+            b.headers,
+            [("Authorization".to_owned(), "Bearer s3cret".to_owned())]
+        );
+    }
+
+    #[test]
+    fn mistakes_name_the_path() {
+        let err = parse(r#"{"mcpServers": {"a": {"command": 3}}}"#, &env).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("$.mcpServers.a.command: got integer, want string"),
+            "{err}"
+        );
+        let err = parse(
+            r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}}"#,
+            &env,
+        )
+        .unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "$.mcpServers.a.env.K: environment variable NOPE is not set"
+        );
+        assert!(parse(r#"{"other": {}}"#, &env).is_err());
+    }
+}

@@ -1,0 +1,168 @@
+//! The MCP commands driven through the real binary against the bundled demo server
+//! (`mcpx demo-server`): config errors, argument typing, exit codes, byte-exact `--json`, lint.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The drifting tool's result, exactly as the demo server sends it.
+const DRIFTING: &str = r#"{"zeta":true,"content":[{"type":"text","text":"drifted"}],"structuredContent":{"sum":"eleven","big":18446744073709551617,"precise":0.100000000000000000000000000001,"negative":-18446744073709551617,"z":1,"a":2},"x-vendor":{"kept":[1,2,3]},"isError":false}"#;
+
+fn config(dir: &Path, args: &str) -> PathBuf {
+    let path = dir.join("mcpx.json");
+    let exe = env!("CARGO_BIN_EXE_mcpx");
+    std::fs::write(
+        &path,
+        format!(r#"{{"mcpServers": {{"demo": {{"command": "{exe}", "args": [{args}]}}}}}}"#),
+    )
+    .unwrap();
+    path
+}
+
+fn mcpx(config: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("mcpx").unwrap();
+    cmd.arg("--config").arg(config);
+    cmd
+}
+
+#[test]
+fn key_value_pairs_are_typed_and_a_bad_type_is_rejected_before_sending() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), r#""demo-server""#);
+    mcpx(&config)
+        .args(["call", "demo", "get-sum", "a=2", "b=3"])
+        .assert()
+        .code(0)
+        .stdout("5\n{\n  \"sum\": 5\n}\n");
+    mcpx(&config)
+        .args(["call", "demo", "get-sum", "a=2", "b=three"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("mcpx: arguments rejected before sending (1 problem):\n  $.b: got string, want integer\n");
+    mcpx(&config)
+        .args(["call", "demo", "get-sum", r#"{"a": 2, "b": 3}"#, "--json"])
+        .assert()
+        .code(0)
+        .stdout(
+            r#"{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5}}
+"#,
+        );
+}
+
+#[test]
+fn json_output_is_the_result_byte_for_byte_and_warnings_go_to_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), r#""demo-server""#);
+    mcpx(&config)
+        .args(["call", "demo", "drifting-output", "--json"])
+        .assert()
+        .code(0)
+        .stdout(format!("{DRIFTING}\n"))
+        .stderr("mcpx: warning: drifting-output: structuredContent violates outputSchema (delivered unchanged)\n  $.sum: got string, want integer\n");
+}
+
+#[test]
+fn config_mistakes_name_the_file_and_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.json");
+    std::fs::write(&path, r#"{"mcpServers": {"demo": {"command": 7}}}"#).unwrap();
+    let out = mcpx(&path)
+        .arg("servers")
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with(&format!("mcpx: config {}: ", path.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains("$.mcpServers.demo.command: got integer, want string"),
+        "{text}"
+    );
+
+    std::fs::write(&path, r#"{"mcpServers": {"demo": {"command": "x", "env": {"K": "${MCPX_TEST_UNSET_VARIABLE}"}}}}"#).unwrap();
+    mcpx(&path).arg("servers").assert().code(2).stderr(format!(
+        "mcpx: config {}: $.mcpServers.demo.env.K: environment variable MCPX_TEST_UNSET_VARIABLE is not set\n",
+        path.display()
+    ));
+}
+
+#[test]
+fn a_server_that_cannot_start_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcpx.json");
+    std::fs::write(
+        &path,
+        r#"{"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}}}"#,
+    )
+    .unwrap();
+    mcpx(&path).args(["call", "gone", "x"]).assert().code(2);
+    let out = mcpx(&path)
+        .arg("servers")
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .starts_with("gone\tstdio\tfailed\t"));
+}
+
+#[test]
+fn lint_lists_every_schema_that_breaks_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), r#""demo-server", "--broken""#);
+    mcpx(&config).arg("lint").assert().code(1).stdout(
+        "demo: fetch-remote: inputSchema: unresolved reference: https://example.com/x.json at $.properties.x['$ref'] (unresolved-reference)\n\
+         demo: odd-dialect: outputSchema: unsupported dialect: https://example.com/my-dialect (unsupported-dialect)\n\
+         2 problems\n",
+    );
+    let clean = config_clean(dir.path());
+    mcpx(&clean)
+        .arg("lint")
+        .assert()
+        .code(0)
+        .stdout("0 problems\n");
+}
+
+fn config_clean(dir: &Path) -> PathBuf {
+    let sub = dir.join("clean");
+    std::fs::create_dir_all(&sub).unwrap();
+    config(&sub, r#""demo-server""#)
+}
+
+#[test]
+fn tools_lists_and_describes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), r#""demo-server""#);
+    mcpx(&config)
+        .args(["tools", "demo"])
+        .assert()
+        .code(0)
+        .stdout(
+            "demo\tget-sum\tAdds two integers.\n\
+         demo\techo\tReturns its text.\n\
+         demo\tdrifting-output\tReturns structuredContent that violates its own outputSchema.\n",
+        );
+    let out = mcpx(&config)
+        .args(["tools", "demo", "get-sum"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("a         integer  yes                First addend\n"),
+        "{text}"
+    );
+    mcpx(&config)
+        .args(["tools", "demo", "nope"])
+        .assert()
+        .code(2);
+}
