@@ -47,6 +47,13 @@ async def greet(ctx: Context) -> str:
     return answer.action
 
 
+@mcp.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one HTTP request header the client sent (empty over stdio)."""
+    request = ctx.request_context.request
+    return request.headers.get(name, "") if request is not None else ""
+
+
 @mcp.resource("note://greeting")
 def greeting() -> str:
     """A fixed note."""

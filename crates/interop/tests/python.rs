@@ -14,7 +14,7 @@ async fn structured_and_rejected(client: &Client) {
     let (tools, warnings) = client.list_tools().await.unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let names: Vec<_> = tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, ["add", "count", "greet"]);
+    assert_eq!(names, ["add", "count", "greet", "header"]);
     let add = client
         .call_tool("add", json!({"a": 2, "b": 3}))
         .await
@@ -112,6 +112,15 @@ async fn over_streamable_http_on_loopback() {
     assert!(session.id().is_some());
     structured_and_rejected(&client).await;
     progress_and_elicitation(&client, &user).await;
+    // The configured headers go with every request.
+    let header = client
+        .call_tool("header", json!({"name": "x-mcpx-test"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        header.response.result().unwrap()["content"][0]["text"],
+        "interop"
+    );
 }
 
 #[tokio::test]

@@ -59,7 +59,7 @@ fn escape(key: &str) -> String {
 }
 
 /// `text` as the type the property's schema names, or as a string when it does not parse so.
-fn typed(text: &str, property: Option<&Value>) -> Value {
+pub(crate) fn typed(text: &str, property: Option<&Value>) -> Value {
     let types: Vec<&str> = match property.and_then(|p| p.get("type")) {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),

@@ -67,9 +67,13 @@ pub(crate) enum Command {
         /// Print the raw result exactly as received.
         #[arg(long)]
         json: bool,
-        /// Answer the server's elicitation request with this JSON content (else it is declined).
+        /// Answer the server's elicitation request with this JSON content. Without it the
+        /// questions are asked on the terminal, or declined when there is none.
         #[arg(long, value_name = "JSON")]
         elicit: Option<String>,
+        /// Where images and audio in the result are saved.
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        save_dir: PathBuf,
     },
     /// Compile every tool schema under the policy and list each problem (exit 1 when any).
     #[command(after_help = "Examples:\n  mcpx lint\n  mcpx lint demo")]

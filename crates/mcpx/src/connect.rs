@@ -2,6 +2,7 @@
 
 use std::sync::Mutex;
 
+use anstream::eprintln;
 use anyhow::Context;
 use mcpclient::{
     BoxFuture, Client, ClientOptions, ElicitationAnswer, ElicitationHandler, ElicitationRequest,
@@ -16,8 +17,27 @@ use crate::config::{Server, Transport};
 pub(crate) enum Elicit {
     /// With this content (`--elicit JSON`), once; invalid content is reported and cancelled.
     Answer(Value),
+    /// Asked on the terminal, field by field.
+    Prompt,
     /// Declined, with a note on stderr.
     Decline,
+}
+
+impl Elicit {
+    /// `--elicit JSON` when given; else the terminal when there is one; else decline.
+    pub(crate) fn choose(answer: Option<&str>) -> anyhow::Result<Elicit> {
+        use std::io::IsTerminal;
+        Ok(match answer {
+            Some(text) => Elicit::Answer(
+                serde_json::from_str(text)
+                    .map_err(|e| anyhow::anyhow!("--elicit is not JSON: {e}"))?,
+            ),
+            None if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
+                Elicit::Prompt
+            }
+            None => Elicit::Decline,
+        })
+    }
 }
 
 struct CommandLineUser {
@@ -32,6 +52,20 @@ impl ElicitationHandler for CommandLineUser {
         problems: &'a [String],
     ) -> BoxFuture<'a, ElicitationAnswer> {
         let answer = match &self.elicit {
+            Elicit::Prompt => {
+                let (message, schema, problems) = (
+                    request.message.clone(),
+                    request.requested_schema.clone(),
+                    problems.to_vec(),
+                );
+                return Box::pin(async move {
+                    tokio::task::spawn_blocking(move || {
+                        crate::prompt::ask(&message, &schema, &problems)
+                    })
+                    .await
+                    .unwrap_or(ElicitationAnswer::Cancel)
+                });
+            }
             Elicit::Decline => {
                 eprintln!(
                     "mcpx: the server asks: {} (declined: give the answer with --elicit JSON)",

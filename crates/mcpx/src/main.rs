@@ -13,6 +13,10 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
+// Standard error goes through anstream, which strips colour when it is not a terminal or
+// NO_COLOR is set.
+use anstream::eprintln;
+
 mod arguments;
 mod cli;
 mod commands;
@@ -20,6 +24,7 @@ mod config;
 mod connect;
 mod input;
 mod output;
+mod prompt;
 
 use std::process::ExitCode;
 
@@ -31,7 +36,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("mcpx: {err:#}");
+            eprintln!("{}: {err:#}", output::style::error("mcpx"));
             ExitCode::from(cli::EXIT_TROUBLE)
         }
     }
@@ -54,15 +59,10 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref args,
             json,
             ref elicit,
+            ref save_dir,
         } => {
-            let elicit = match elicit {
-                Some(text) => connect::Elicit::Answer(
-                    serde_json::from_str(text)
-                        .map_err(|e| anyhow::anyhow!("--elicit is not JSON: {e}"))?,
-                ),
-                None => connect::Elicit::Decline,
-            };
-            commands::mcp::call(&config()?, server, tool, args, json, elicit)
+            let elicit = connect::Elicit::choose(elicit.as_deref())?;
+            commands::mcp::call(&config()?, server, tool, args, json, elicit, save_dir)
         }
         Command::Lint { ref server } => commands::mcp::lint(&config()?, server.as_deref()),
         Command::DemoServer { broken } => {

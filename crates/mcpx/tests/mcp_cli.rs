@@ -147,6 +147,9 @@ fn tools_lists_and_describes() {
         .stdout(
             "demo\tget-sum\tAdds two integers.\n\
          demo\techo\tReturns its text.\n\
+         demo\tbook-table\tBooks a table, asking the user (elicitation) for the party size and time.\n\
+         demo\tcount\tCounts to steps, reporting progress at each step.\n\
+         demo\ttiny-image\tReturns a 1x1 PNG image.\n\
          demo\tdrifting-output\tReturns structuredContent that violates its own outputSchema.\n",
         );
     let out = mcpx(&config)
@@ -165,4 +168,100 @@ fn tools_lists_and_describes() {
         .args(["tools", "demo", "nope"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn elicitation_is_answered_with_elicit_or_declined_without_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), r#""demo-server""#);
+    let book = ["call", "demo", "book-table", "restaurant=Luigi"];
+    mcpx(&config)
+        .args(book)
+        .args(["--elicit", r#"{"party": 4, "time": "19:00"}"#])
+        .assert()
+        .code(0)
+        .stdout("booked Luigi for 4 at 19:00\n");
+    // Content that breaks the requested schema is never sent: the server hears a cancel.
+    mcpx(&config)
+        .args(book)
+        .args(["--elicit", r#"{"party": 40, "time": "19:00"}"#])
+        .assert()
+        .code(0)
+        .stdout("not booked (cancel)\n")
+        .stderr("mcpx: --elicit does not match the requested schema: $.party: maximum: got 40, want 12\n");
+    mcpx(&config)
+        .args(book)
+        .assert()
+        .code(0)
+        .stdout("not booked (decline)\n")
+        .stderr("mcpx: the server asks: How many, and when? (declined: give the answer with --elicit JSON)\n");
+}
+
+#[test]
+fn images_are_saved_to_files_and_their_paths_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), r#""demo-server""#);
+    let saved = dir.path().join("tiny-image-0.png");
+    mcpx(&config)
+        .args(["call", "demo", "tiny-image", "--save-dir"])
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(format!(
+            "[image image/png, 70 bytes, saved to {}]\n",
+            saved.display()
+        ));
+    assert!(std::fs::read(&saved).unwrap().starts_with(b"\x89PNG"));
+    // A second call never overwrites the first file.
+    mcpx(&config)
+        .args(["call", "demo", "tiny-image", "--save-dir"])
+        .arg(dir.path())
+        .assert()
+        .code(0);
+    assert!(dir.path().join("tiny-image-0-1.png").exists());
+}
+
+#[test]
+fn against_the_mcp_reference_server_from_npm() {
+    let bin = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/interop/node_modules/.bin/mcp-server-everything"
+    ));
+    if !bin.exists() {
+        let msg = format!(
+            "MCP reference server not found at {} (run scripts/fetch-interop-peers)",
+            bin.display()
+        );
+        assert!(std::env::var_os("CI").is_none(), "{msg}");
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("skipped: {msg}");
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcpx.json");
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"mcpServers": {{"everything": {{"command": "node", "args": ["{}", "stdio"]}}}}}}"#,
+            bin.display()
+        ),
+    )
+    .unwrap();
+    mcpx(&path)
+        .args(["call", "everything", "get-sum", "a=2", "b=3"])
+        .assert()
+        .code(0)
+        .stdout("The sum of 2 and 3 is 5.\n");
+    mcpx(&path)
+        .args(["call", "everything", "get-sum", "a=two", "b=3"])
+        .assert()
+        .code(1)
+        .stderr("mcpx: arguments rejected before sending (1 problem):\n  $.a: got string, want number\n");
+    mcpx(&path)
+        .arg("lint")
+        .assert()
+        .code(0)
+        .stdout("0 problems\n");
 }

@@ -1,17 +1,21 @@
 //! `mcpx servers`, `mcpx tools`, `mcpx call` and `mcpx lint`: the configured servers, their
 //! tools, calls with enforced arguments, and the policy's verdict on every tool schema.
 
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anstream::eprintln;
 use anyhow::Context;
-use mcpclient::{ClientError, RpcError, Tool};
+use base64::Engine;
+use mcpclient::{CallOptions, ClientError, RpcError, Tool};
 use serde_json::{json, Value};
 
 use crate::arguments::arguments;
 use crate::cli::{EXIT_NO, EXIT_TROUBLE};
 use crate::config::{Config, Server};
 use crate::connect::{connect, tool, Elicit};
-use crate::output::print;
+use crate::output::{print, style};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
@@ -215,6 +219,7 @@ pub(crate) fn call(
     words: &[String],
     json_out: bool,
     elicit: Elicit,
+    save_dir: &Path,
 ) -> anyhow::Result<ExitCode> {
     let server = config.server(server)?;
     let rt = runtime()?;
@@ -223,7 +228,16 @@ pub(crate) fn call(
         let tools = client.tools();
         let tool = tool(&tools, &server.name, tool_name)?;
         let args = arguments(words, &tool.raw()["inputSchema"])?;
-        let outcome = match client.call_tool(tool_name, args).await {
+        let (options, progress) = CallOptions::with_progress();
+        let bar = std::io::stderr()
+            .is_terminal()
+            .then(|| tokio::spawn(show_progress(progress)));
+        let outcome = client.call_tool_with(tool_name, args, options).await;
+        if let Some(bar) = bar {
+            bar.abort();
+            let _ = bar.await;
+        }
+        let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(
                 err @ (ClientError::InvalidArguments { .. }
@@ -245,13 +259,21 @@ pub(crate) fn call(
                 return Ok(ExitCode::from(EXIT_NO));
             }
             Err(ClientError::Rpc(RpcError::Remote { code, message, .. })) => {
-                eprintln!("mcpx: the server answered error {code}: {message}");
+                eprintln!(
+                    "{}: the server answered error {code}: {message}",
+                    style::error("mcpx")
+                );
                 return Ok(ExitCode::from(EXIT_NO));
             }
             Err(err) => return Err(err.into()),
         };
         for warning in &outcome.warnings {
-            eprintln!("mcpx: warning: {}: {}", warning.tool, warning.message);
+            eprintln!(
+                "mcpx: {}: {}: {}",
+                style::warning("warning"),
+                warning.tool,
+                warning.message
+            );
             for line in &warning.lines {
                 eprintln!("  {line}");
             }
@@ -260,7 +282,7 @@ pub(crate) fn call(
         if json_out {
             print(&format!("{}\n", outcome.response.result_text()))?;
         } else {
-            print(&render(&result))?;
+            print(&render(&result, tool_name, save_dir)?)?;
         }
         Ok(if result["isError"] == true {
             ExitCode::from(EXIT_NO)
@@ -270,20 +292,56 @@ pub(crate) fn call(
     })
 }
 
-/// A result for people: text plainly, structuredContent pretty-printed, other content named.
-fn render(result: &Value) -> String {
+/// Shows the call's progress as a bar on the terminal until the task is stopped.
+async fn show_progress(mut progress: tokio::sync::mpsc::Receiver<Value>) {
+    let bar = indicatif::ProgressBar::hidden();
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    while let Some(step) = progress.recv().await {
+        if let Some(total) = step["total"].as_f64() {
+            bar.set_length(total as u64);
+        }
+        bar.set_position(step["progress"].as_f64().unwrap_or(0.0) as u64);
+        if let Some(message) = step["message"].as_str() {
+            bar.set_message(message.to_owned());
+        }
+    }
+    bar.finish_and_clear();
+}
+
+/// A result for people: text plainly, structuredContent pretty-printed, images and audio saved
+/// to files in `save_dir` with their paths printed, other content named.
+fn render(result: &Value, tool: &str, save_dir: &Path) -> anyhow::Result<String> {
     let mut out = String::new();
-    for block in result["content"].as_array().into_iter().flatten() {
+    for (index, block) in result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         match block["type"].as_str() {
             Some("text") => {
                 out.push_str(block["text"].as_str().unwrap_or_default());
                 out.push('\n');
             }
+            Some(kind @ ("image" | "audio")) => {
+                let mime = block["mimeType"]
+                    .as_str()
+                    .unwrap_or("application/octet-stream");
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(block["data"].as_str().unwrap_or_default())
+                    .with_context(|| format!("{kind} content {index} is not base64"))?;
+                let path = save(save_dir, tool, index, mime, &bytes)?;
+                out.push_str(&format!(
+                    "[{kind} {mime}, {} bytes, saved to {}]\n",
+                    bytes.len(),
+                    path.display()
+                ));
+            }
             Some(kind) => out.push_str(&format!(
                 "[{kind} {}]\n",
-                block["mimeType"]
+                block["uri"]
                     .as_str()
-                    .or(block["uri"].as_str())
+                    .or(block["resource"]["uri"].as_str())
                     .unwrap_or_default()
             )),
             None => {}
@@ -295,7 +353,59 @@ fn render(result: &Value) -> String {
             serde_json::to_string_pretty(structured).unwrap_or_default()
         ));
     }
-    out
+    Ok(out)
+}
+
+/// Files tried for one saved content before giving up (`tool-0.png`, `tool-0-1.png`, …).
+const MAX_SAVE_ATTEMPTS: usize = 1_000;
+
+/// Writes `bytes` to a new file named for the tool and the content's place; never overwrites.
+fn save(dir: &Path, tool: &str, index: usize, mime: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    let extension = match mime {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "audio/wav" | "audio/x-wav" => "wav",
+        "audio/mpeg" => "mp3",
+        "audio/ogg" => "ogg",
+        _ => "bin",
+    };
+    let stem: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    for attempt in 0..MAX_SAVE_ATTEMPTS {
+        let suffix = if attempt == 0 {
+            String::new()
+        } else {
+            format!("-{attempt}")
+        };
+        let path = dir.join(format!("{stem}-{index}{suffix}.{extension}"));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut file) => {
+                file.write_all(bytes)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    anyhow::bail!(
+        "{MAX_SAVE_ATTEMPTS} files named {stem}-{index}* exist already in {}",
+        dir.display()
+    )
 }
 
 /// `mcpx lint [SERVER]`: every tool schema compiled under the policy; exit 1 on any problem.

@@ -1,0 +1,50 @@
+//! Elicitation on a terminal: `mcpx call` in a pseudo-terminal, answering the demo server's
+//! `book-table` question field by field, with an invalid answer asked again.
+
+use std::process::Command;
+
+const TIMEOUT_MS: u64 = 30_000;
+
+/// Sends keys once the prompt has had time to put the terminal in raw mode: keys typed before
+/// that would be read by the line discipline, not the prompt.
+fn keys(session: &mut rexpect::session::PtySession, keys: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    session.send(keys).unwrap();
+    session.flush().unwrap();
+}
+
+#[test]
+fn the_questions_are_asked_one_by_one_and_an_invalid_answer_is_asked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcpx.json");
+    let exe = env!("CARGO_BIN_EXE_mcpx");
+    std::fs::write(
+        &config,
+        format!(r#"{{"mcpServers": {{"demo": {{"command": "{exe}", "args": ["demo-server"]}}}}}}"#),
+    )
+    .unwrap();
+    let mut command = Command::new(exe);
+    command
+        .arg("--config")
+        .arg(&config)
+        .args(["call", "demo", "book-table", "restaurant=Luigi"])
+        .env("NO_COLOR", "1");
+    let mut session = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    session
+        .exp_string("The server asks: How many, and when?")
+        .unwrap();
+    session.exp_string("cancel").unwrap();
+    keys(&mut session, "\r");
+    session.exp_string("Party size (integer)").unwrap();
+    keys(&mut session, "0\r");
+    session.exp_string("party: minimum: got 0, want 1").unwrap();
+    keys(&mut session, "4\r");
+    session.exp_string("20:00").unwrap();
+    keys(&mut session, "\r");
+    session.exp_string("Vegetarian menu (yes/no").unwrap();
+    keys(&mut session, "y");
+    session
+        .exp_string("booked Luigi for 4 at 19:00, vegetarian")
+        .unwrap();
+    session.exp_eof().unwrap();
+}
