@@ -1,9 +1,8 @@
 //! The MCP client: handshake, the tool list compiled once, calls whose arguments are enforced
 //! and whose outputs are checked warn-only, and raw pass-through for everything else.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use schemaval::CompileError;
@@ -172,7 +171,6 @@ pub(crate) struct Inner {
     tools: RwLock<Arc<Vec<Tool>>>,
     timeout: Duration,
     pub(crate) handlers: Handlers,
-    pub(crate) progress: Mutex<HashMap<String, mpsc::Sender<Value>>>,
     next_token: AtomicU64,
 }
 
@@ -228,7 +226,6 @@ impl Client {
             tools: RwLock::new(Arc::new(Vec::new())),
             timeout: options.timeout,
             handlers: options.handlers,
-            progress: Mutex::default(),
             next_token: AtomicU64::new(1),
         });
         let (to_app, app_events) = mpsc::channel(crate::MAX_QUEUED_EVENTS);
@@ -340,6 +337,12 @@ impl Client {
             return Err(ClientError::Reserved(method.to_owned()));
         }
         self.inner.list_all(method, key).await
+    }
+
+    /// Closes the connection and waits until it is closed (for stdio: the server stopped and
+    /// reaped). Calls still waiting end with an error.
+    pub async fn close(&self) {
+        self.inner.connection.close().await;
     }
 
     /// Sends a notification to the server (`notifications/roots/list_changed`, say).
@@ -464,7 +467,8 @@ impl Inner {
                         meta.insert("progressToken".into(), json!(token));
                     }
                 }
-                self.progress().insert(json!(token).to_string(), sender);
+                self.connection
+                    .watch_progress(json!(token).to_string(), sender);
                 Some(Unregister {
                     inner: self,
                     token: json!(token).to_string(),
@@ -473,12 +477,6 @@ impl Inner {
             None => None,
         };
         Ok(self.connection.request(method, params, timeout).await?)
-    }
-
-    pub(crate) fn progress(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<Value>>> {
-        self.progress.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -490,7 +488,7 @@ struct Unregister<'a> {
 
 impl Drop for Unregister<'_> {
     fn drop(&mut self) {
-        self.inner.progress().remove(&self.token);
+        self.inner.connection.unwatch_progress(&self.token);
     }
 }
 

@@ -60,6 +60,7 @@ pub(crate) async fn answer(
             },
             ElicitationAnswer::Decline => return Ok(json!({"action": "decline"})),
             ElicitationAnswer::Cancel => return Ok(json!({"action": "cancel"})),
+            ElicitationAnswer::Refuse(error) => return Err(error.to_json()),
         }
     }
     tracing::warn!(

@@ -101,7 +101,7 @@ impl Frame {
 
     /// The `method` and `id` of a single message; `None` for a batch or a frame that is not an
     /// object.
-    pub(crate) fn head(&self) -> Option<Head<'_>> {
+    pub fn head(&self) -> Option<Head<'_>> {
         serde_json::from_str(self.raw.get()).ok()
     }
 
@@ -115,17 +115,19 @@ impl Frame {
 }
 
 /// What routing needs of a message: its `method` and the exact text of its `id`.
-#[derive(Deserialize)]
-pub(crate) struct Head<'a> {
+#[derive(Debug, Deserialize)]
+#[non_exhaustive]
+pub struct Head<'a> {
     #[serde(borrow, default)]
-    pub(crate) id: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    /// The method of a request or notification.
     #[serde(borrow, default)]
-    pub(crate) method: Option<Cow<'a, str>>,
+    pub method: Option<Cow<'a, str>>,
 }
 
 impl Head<'_> {
     /// The id's JSON text (`7`, `"abc"`), the key calls are matched by.
-    pub(crate) fn id_text(&self) -> Option<&str> {
+    pub fn id_text(&self) -> Option<&str> {
         self.id.map(RawValue::get)
     }
 }

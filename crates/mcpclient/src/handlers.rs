@@ -34,6 +34,9 @@ pub enum ElicitationAnswer {
     Decline,
     /// Dismissed the question without choosing.
     Cancel,
+    /// No answer: the server gets this JSON-RPC error instead (a gateway whose own client
+    /// failed, say).
+    Refuse(HandlerError),
 }
 
 /// Asks the user what a server wants to know.
@@ -55,6 +58,19 @@ pub struct HandlerError {
     pub code: i64,
     /// The error message.
     pub message: String,
+    /// The error's `data`, if any.
+    pub data: Option<Value>,
+}
+
+impl HandlerError {
+    /// The JSON-RPC error object.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut error = serde_json::json!({"code": self.code, "message": self.message});
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        error
+    }
 }
 
 /// Answers `sampling/createMessage`: the server asks for an LLM completion.

@@ -18,6 +18,7 @@ mod elicitation;
 mod frame;
 mod handlers;
 mod http;
+mod lines;
 mod rpc;
 mod serve;
 mod stdio;
@@ -29,7 +30,7 @@ pub use client::{
     MAX_LIST_PAGES, MAX_QUEUED_PROGRESS, OFFERED_VERSION, RESERVED_METHODS,
 };
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
-pub use frame::{Frame, FrameError, MAX_FRAME_BYTES};
+pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES};
 pub use handlers::{
     BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, HandlerError, Handlers,
     RootsHandler, SamplingHandler,
@@ -38,6 +39,7 @@ pub use http::{
     HttpConfig, HttpSession, HttpTransport, ACK_TIMEOUT, CONNECT_TIMEOUT, DEFAULT_RETRY,
     MAX_REDIRECTS, MAX_RESUMPTIONS, MAX_RETRY,
 };
+pub use lines::{write_frame, FrameReader};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
 pub use tools::{CallOutcome, Tool, Warning, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING};

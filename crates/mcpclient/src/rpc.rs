@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use thiserror::Error;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch, Notify};
 
 use crate::{Frame, Transport, TransportError};
 
@@ -44,6 +44,9 @@ pub enum Event {
         /// How many.
         dropped: u64,
     },
+    /// The tools were listed and compiled again after the server said they changed; the
+    /// client's tool list is the new one.
+    ToolsRelisted,
     /// The peer closed the connection; nothing more will arrive.
     Closed,
 }
@@ -120,12 +123,17 @@ impl Response {
 
 type Answer = Result<Frame, TransportError>;
 type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>;
+/// Where the `params` of `notifications/progress` go, by the token's JSON text.
+type Watchers = Arc<Mutex<HashMap<String, mpsc::Sender<Value>>>>;
 
 /// A JSON-RPC connection over a transport.
 pub struct Connection {
     outgoing: mpsc::Sender<Frame>,
     pending: Pending,
     next_id: AtomicU64,
+    stop: Arc<Notify>,
+    stopped: watch::Receiver<bool>,
+    progress: Watchers,
 }
 
 impl Connection {
@@ -135,13 +143,46 @@ impl Connection {
         let (outgoing, queue) = mpsc::channel(MAX_QUEUED_FRAMES);
         let (events, receiver) = mpsc::channel(MAX_QUEUED_EVENTS);
         let pending: Pending = Arc::default();
-        tokio::spawn(drive(transport, queue, events, pending.clone()));
+        let progress: Watchers = Arc::default();
+        let stop = Arc::new(Notify::new());
+        let (stopped_tx, stopped) = watch::channel(false);
+        let driver = Driver {
+            queue,
+            events,
+            pending: pending.clone(),
+            progress: progress.clone(),
+            stop: stop.clone(),
+            stopped: stopped_tx,
+        };
+        tokio::spawn(drive(transport, driver));
         let connection = Connection {
             outgoing,
             pending,
             next_id: AtomicU64::new(1),
+            stop,
+            stopped,
+            progress,
         };
         (connection, receiver)
+    }
+
+    /// Sends the `params` of each `notifications/progress` carrying `token` (its JSON text)
+    /// to `sender`, in the order they arrive and before any response that follows them, until
+    /// [`Connection::unwatch_progress`]. Lossy when `sender` is full.
+    pub(crate) fn watch_progress(&self, token: String, sender: mpsc::Sender<Value>) {
+        lock_watchers(&self.progress).insert(token, sender);
+    }
+
+    pub(crate) fn unwatch_progress(&self, token: &str) {
+        lock_watchers(&self.progress).remove(token);
+    }
+
+    /// Closes the transport (for stdio: stops and reaps the child) and waits until it is
+    /// closed. Calls still waiting end with [`RpcError::Closed`].
+    pub async fn close(&self) {
+        self.stop.notify_one();
+        let mut stopped = self.stopped.clone();
+        let _ = stopped.wait_for(|s| *s).await;
     }
 
     /// Sends a frame as it is (a notification, or the answer to a peer's request).
@@ -266,14 +307,28 @@ impl Drop for Withdraw<'_> {
     }
 }
 
-async fn drive<T: Transport>(
-    mut transport: T,
-    mut queue: mpsc::Receiver<Frame>,
+/// What the driver task owns besides the transport.
+struct Driver {
+    queue: mpsc::Receiver<Frame>,
     events: mpsc::Sender<Event>,
     pending: Pending,
-) {
+    progress: Watchers,
+    stop: Arc<Notify>,
+    stopped: watch::Sender<bool>,
+}
+
+async fn drive<T: Transport>(mut transport: T, driver: Driver) {
+    let Driver {
+        mut queue,
+        events,
+        pending,
+        progress,
+        stop,
+        stopped,
+    } = driver;
     loop {
         tokio::select! {
+            () = stop.notified() => break,
             outgoing = queue.recv() => match outgoing {
                 Some(frame) => {
                     if let Err(err) = transport.send(&frame).await {
@@ -292,7 +347,7 @@ async fn drive<T: Transport>(
                     }
                 }
                 Some(Ok(frame)) => {
-                    if let Some(event) = route(frame, &pending) {
+                    if let Some(event) = route(frame, &pending, &progress) {
                         let _ = events.send(event).await;
                     }
                 }
@@ -302,7 +357,14 @@ async fn drive<T: Transport>(
     // Calls still waiting learn the connection closed when their one-shot is dropped.
     locked(&pending).clear();
     let _ = transport.close().await;
+    stopped.send_replace(true);
     let _ = events.send(Event::Closed).await;
+}
+
+fn lock_watchers(
+    watchers: &Watchers,
+) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<Value>>> {
+    watchers.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn locked(
@@ -324,15 +386,20 @@ fn fail_call(err: TransportError, pending: &Pending) -> Option<Event> {
     }
 }
 
-/// Delivers a response to its call; everything else becomes an event.
-fn route(frame: Frame, pending: &Pending) -> Option<Event> {
+/// Delivers a response to its call, and progress to the call that asked for it (here, so that
+/// it comes before the response that follows it); everything else becomes an event.
+fn route(frame: Frame, pending: &Pending, progress: &Watchers) -> Option<Event> {
     let Some(head) = frame.head() else {
         return Some(Event::Unmatched(frame));
     };
-    let event = match (head.method.is_some(), head.id_text()) {
-        (true, Some(_)) => Event::Request(frame),
-        (true, None) => Event::Notification(frame),
-        (false, Some(id)) => {
+    let event = match (head.method.as_deref(), head.id_text()) {
+        (Some(_), Some(_)) => Event::Request(frame),
+        (Some("notifications/progress"), None) => {
+            route_progress(&frame, progress);
+            Event::Notification(frame)
+        }
+        (Some(_), None) => Event::Notification(frame),
+        (None, Some(id)) => {
             let waiting = locked(pending).remove(id);
             match waiting {
                 Some(answer) => match answer.send(Ok(frame)) {
@@ -343,7 +410,24 @@ fn route(frame: Frame, pending: &Pending) -> Option<Event> {
                 None => Event::Unmatched(frame),
             }
         }
-        (false, None) => Event::Unmatched(frame),
+        (None, None) => Event::Unmatched(frame),
     };
     Some(event)
+}
+
+fn route_progress(frame: &Frame, progress: &Watchers) {
+    let Ok(mut notification) = frame.value() else {
+        return;
+    };
+    let Some(params) = notification.get_mut("params").map(Value::take) else {
+        return;
+    };
+    let Some(token) = params.get("progressToken").map(Value::to_string) else {
+        return;
+    };
+    let waiting = lock_watchers(progress).get(&token).cloned();
+    if let Some(sender) = waiting {
+        // Lossy by design: a caller that does not keep up misses intermediate steps.
+        let _ = sender.try_send(params);
+    }
 }

@@ -1,6 +1,5 @@
-//! The task beside a client: it answers what the server asks of the client, routes progress to
-//! the call it belongs to, re-lists tools when they change, and passes every event on to the
-//! application.
+//! The task beside a client: it answers what the server asks of the client, re-lists tools when
+//! they change, and passes every event on to the application.
 //!
 //! It never waits on the application: each server request is answered in a task of its own (an
 //! elicitation may wait for a person), and events go to the application's queue without
@@ -30,7 +29,7 @@ pub(crate) async fn serve(
         let Some(inner) = client.upgrade() else { break };
         match &event {
             Event::Request(frame) => answer(&inner, frame),
-            Event::Notification(frame) => notice(&inner, frame),
+            Event::Notification(frame) => notice(&inner, frame, &to_app),
             _ => {}
         }
         drop(inner);
@@ -79,14 +78,11 @@ fn answer(inner: &Arc<Inner>, frame: &Frame) {
                 handler
                     .create_message(&params)
                     .await
-                    .map_err(|e| json!({"code": e.code, "message": e.message}))
+                    .map_err(|e| e.to_json())
             }
             "roots/list" if handlers.roots.is_some() => {
                 let handler = handlers.roots.as_deref().expect("checked above");
-                handler
-                    .list_roots(&params)
-                    .await
-                    .map_err(|e| json!({"code": e.code, "message": e.message}))
+                handler.list_roots(&params).await.map_err(|e| e.to_json())
             }
             other => Err(json!({
                 "code": -32601,
@@ -103,34 +99,22 @@ fn answer(inner: &Arc<Inner>, frame: &Frame) {
     });
 }
 
-/// Acts on the notifications the client itself cares about.
-fn notice(inner: &Arc<Inner>, frame: &Frame) {
+/// Acts on the notifications the client itself cares about: a changed tool list is listed and
+/// compiled again.
+fn notice(inner: &Arc<Inner>, frame: &Frame, to_app: &mpsc::Sender<Event>) {
     let method = frame.head().and_then(|h| h.method.map(|m| m.into_owned()));
-    match method.as_deref() {
-        Some("notifications/tools/list_changed") => {
-            let relist = inner.clone();
-            tokio::spawn(async move {
-                if let Err(error) = relist.list_tools().await {
-                    tracing::warn!(%error, "re-listing tools after list_changed failed");
-                }
-            });
-        }
-        Some("notifications/progress") => {
-            let Ok(notification) = frame.value() else {
-                return;
-            };
-            let Some(params) = notification.get("params") else {
-                return;
-            };
-            let Some(token) = params.get("progressToken") else {
-                return;
-            };
-            let waiting = inner.progress().get(&token.to_string()).cloned();
-            if let Some(sender) = waiting {
-                // Lossy by design: a caller that does not keep up misses intermediate steps.
-                let _ = sender.try_send(params.clone());
+    if method.as_deref() != Some("notifications/tools/list_changed") {
+        return;
+    }
+    let relist = inner.clone();
+    let to_app = to_app.clone();
+    tokio::spawn(async move {
+        match relist.list_tools().await {
+            // Lossy like every event; the new list is in the client regardless.
+            Ok(_) => drop(to_app.try_send(Event::ToolsRelisted)),
+            Err(error) => {
+                tracing::warn!(%error, "re-listing tools after list_changed failed");
             }
         }
-        _ => {}
-    }
+    });
 }

@@ -81,6 +81,27 @@ pub(crate) enum Command {
         /// Only this server.
         server: Option<String>,
     },
+    /// Serve every configured server as one MCP server, enforcing their tool schemas.
+    #[command(
+        after_help = "Tools are exposed as SERVER__TOOL. Arguments that violate a tool's inputSchema are\nrefused before they are sent (JSON-RPC error -32602 with one line per problem, or an isError\nresult with \"gateway\": {\"invalidArguments\": \"tool-result\"} in the config); results are\nforwarded unchanged, an outputSchema mismatch only logged on stderr.\n\nExamples:\n  mcpx serve                          # stdio: the client starts mcpx\n  mcpx serve --http                   # http://127.0.0.1:8787/mcp\n  MCPX_TOKEN=secret mcpx serve --http 0.0.0.0:8787\n\nLogs go to stderr; MCPX_LOG sets their filter (default: info)."
+    )]
+    Serve {
+        /// Serve over stdin/stdout (the default).
+        #[arg(long, conflicts_with = "http")]
+        stdio: bool,
+        /// Serve Streamable HTTP on ADDR at /mcp (default 127.0.0.1:8787).
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = mcpgateway::DEFAULT_HTTP_ADDR)]
+        http: Option<std::net::SocketAddr>,
+        /// The bearer token HTTP clients must send; needed to listen beyond loopback.
+        #[arg(long, env = "MCPX_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Start stdio servers on first use instead of at once.
+        #[arg(long)]
+        lazy: bool,
+        /// Seconds a call to a server may take.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        timeout: u64,
+    },
     /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
     DemoServer {
         /// Also list tools whose schemas break the policy (for `mcpx lint`).

@@ -10,35 +10,41 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
 use mcpclient::{HttpConfig, StdioCommand};
+use mcpgateway::{InvalidArguments, ToolFilter, UpstreamConfig};
 use schemaval::Schema;
 use serde_json::Value;
+
+pub(crate) use mcpgateway::UpstreamTransport as Transport;
 
 const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
 
 /// The largest config file read.
 pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
-/// How to reach one server.
-#[derive(Debug, Clone)]
-pub(crate) enum Transport {
-    Stdio(StdioCommand),
-    Http(HttpConfig),
-}
-
-impl Transport {
-    pub(crate) fn kind(&self) -> &'static str {
-        match self {
-            Transport::Stdio(_) => "stdio",
-            Transport::Http(_) => "http",
-        }
-    }
-}
-
 /// One configured server.
 #[derive(Debug, Clone)]
 pub(crate) struct Server {
     pub(crate) name: String,
     pub(crate) transport: Transport,
+    /// `allowTools`/`denyTools`, for the gateway.
+    pub(crate) tools: ToolFilter,
+}
+
+impl Server {
+    pub(crate) fn upstream(&self) -> UpstreamConfig {
+        UpstreamConfig {
+            name: self.name.clone(),
+            transport: self.transport.clone(),
+            tools: self.tools.clone(),
+        }
+    }
+}
+
+/// The `gateway` section: what `mcpx serve` does besides serving.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GatewaySection {
+    pub(crate) invalid_arguments: InvalidArguments,
+    pub(crate) allowed_origins: Vec<String>,
 }
 
 /// The servers of a config file, in the file's order.
@@ -46,6 +52,7 @@ pub(crate) struct Server {
 pub(crate) struct Config {
     pub(crate) path: PathBuf,
     pub(crate) servers: Vec<Server>,
+    pub(crate) gateway: GatewaySection,
 }
 
 impl Config {
@@ -58,9 +65,13 @@ impl Config {
             })?,
         };
         let text = read(&path)?;
-        let servers = parse(&text, &|name| std::env::var(name).ok())
+        let (servers, gateway) = parse(&text, &|name| std::env::var(name).ok())
             .with_context(|| format!("config {}", path.display()))?;
-        Ok(Config { path, servers })
+        Ok(Config {
+            path,
+            servers,
+            gateway,
+        })
     }
 
     /// The server called `name`.
@@ -102,11 +113,11 @@ fn read(path: &Path) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The servers of a config text; `lookup` gives environment variables.
+/// The servers and gateway section of a config text; `lookup` gives environment variables.
 pub(crate) fn parse(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> anyhow::Result<Vec<Server>> {
+) -> anyhow::Result<(Vec<Server>, GatewaySection)> {
     let value: Value = serde_json::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
     let schema =
         Schema::from_slice(CONFIG_SCHEMA.as_bytes()).expect("the bundled config schema compiles");
@@ -123,10 +134,39 @@ pub(crate) fn parse(
             servers.push(Server {
                 name: name.clone(),
                 transport: transport(entry, &at, lookup)?,
+                tools: ToolFilter {
+                    allow: strings(entry.get("allowTools")),
+                    deny: strings(entry.get("denyTools")),
+                },
             });
         }
     }
-    Ok(servers)
+    let section = value.get("gateway");
+    let gateway = GatewaySection {
+        invalid_arguments: match section
+            .and_then(|g| g.get("invalidArguments"))
+            .and_then(Value::as_str)
+        {
+            Some("tool-result") => InvalidArguments::ToolResult,
+            _ => InvalidArguments::Error,
+        },
+        allowed_origins: strings(section.and_then(|g| g.get("allowedOrigins"))),
+    };
+    Ok((servers, gateway))
+}
+
+/// An array of strings the schema checked, as a list.
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn transport(
@@ -220,7 +260,7 @@ mod tests {
     fn both_formats_and_expansion() {
         let text = r#"{"mcpServers": {"a": {"command": "srv", "args": ["--x"], "env": {"T": "${TOKEN}"}}},
             "servers": {"b": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}"#;
-        let servers = parse(text, &env).unwrap();
+        let (servers, _) = parse(text, &env).unwrap();
         let Transport::Stdio(a) = &servers[0].transport else {
             panic!()
         };

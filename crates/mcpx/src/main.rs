@@ -65,6 +65,22 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             commands::mcp::call(&config()?, server, tool, args, json, elicit, save_dir)
         }
         Command::Lint { ref server } => commands::mcp::lint(&config()?, server.as_deref()),
+        Command::Serve {
+            stdio: _,
+            http,
+            ref token,
+            lazy,
+            timeout,
+        } => {
+            let config = config()?;
+            let serve = commands::serve::Serve {
+                http,
+                token: token.clone(),
+                lazy,
+                timeout: std::time::Duration::from_secs(timeout),
+            };
+            commands::serve::run(&config, serve)
+        }
         Command::DemoServer { broken } => {
             let options = mcpx_fixture::Options {
                 record: None,

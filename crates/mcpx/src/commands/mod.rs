@@ -2,3 +2,4 @@
 
 pub(crate) mod mcp;
 pub(crate) mod schema;
+pub(crate) mod serve;

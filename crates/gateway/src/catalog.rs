@@ -1,0 +1,131 @@
+//! What the gateway offers, built from what its running servers list: tools and prompts under
+//! exposed names, resources under their own URIs, each with the route back to its server.
+//! Built anew whenever a server starts, stops or changes a list.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::naming::exposed_name;
+use crate::upstream::Upstream;
+
+/// Where an exposed tool or prompt lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub(crate) upstream: usize,
+    /// Its name on that server.
+    pub(crate) name: String,
+}
+
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Catalog {
+    pub(crate) tools: Vec<Value>,
+    pub(crate) tool_routes: HashMap<String, Route>,
+    pub(crate) prompts: Vec<Value>,
+    pub(crate) prompt_routes: HashMap<String, Route>,
+    pub(crate) resources: Vec<Value>,
+    resource_routes: HashMap<String, usize>,
+    pub(crate) templates: Vec<Value>,
+    /// The literal start of each template (up to its first `{`), and its server.
+    template_routes: Vec<(String, usize)>,
+}
+
+/// Which lists differ between two catalogs, as the notification that says so.
+pub(crate) fn changes(old: &Catalog, new: &Catalog) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    if old.tools != new.tools {
+        changed.push("notifications/tools/list_changed");
+    }
+    if old.prompts != new.prompts {
+        changed.push("notifications/prompts/list_changed");
+    }
+    if old.resources != new.resources || old.templates != new.templates {
+        changed.push("notifications/resources/list_changed");
+    }
+    changed
+}
+
+impl Catalog {
+    pub(crate) fn build(upstreams: &[std::sync::Arc<Upstream>]) -> Catalog {
+        let mut catalog = Catalog::default();
+        for upstream in upstreams {
+            let Some(running) = upstream.running() else {
+                continue;
+            };
+            let server = upstream.name();
+            for tool in running.client.tools().iter() {
+                if upstream.config.tools.admits(tool.name()) {
+                    let raw = tool.raw().clone();
+                    catalog.add_named(raw, server, upstream.index, Kind::Tool);
+                }
+            }
+            let lists = running
+                .lists
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            for prompt in lists.prompts {
+                catalog.add_named(prompt, server, upstream.index, Kind::Prompt);
+            }
+            for resource in lists.resources {
+                if let Some(uri) = resource.get("uri").and_then(Value::as_str) {
+                    catalog
+                        .resource_routes
+                        .entry(uri.to_owned())
+                        .or_insert(upstream.index);
+                }
+                catalog.resources.push(resource);
+            }
+            for template in lists.templates {
+                if let Some(uri) = template.get("uriTemplate").and_then(Value::as_str) {
+                    let literal = uri.split('{').next().unwrap_or_default().to_owned();
+                    catalog.template_routes.push((literal, upstream.index));
+                }
+                catalog.templates.push(template);
+            }
+        }
+        catalog
+    }
+
+    fn add_named(&mut self, mut raw: Value, server: &str, upstream: usize, kind: Kind) {
+        let Some(name) = raw.get("name").and_then(Value::as_str).map(str::to_owned) else {
+            return;
+        };
+        let exposed = exposed_name(server, &name);
+        let (list, routes) = match kind {
+            Kind::Tool => (&mut self.tools, &mut self.tool_routes),
+            Kind::Prompt => (&mut self.prompts, &mut self.prompt_routes),
+        };
+        if routes.contains_key(&exposed) {
+            tracing::warn!(
+                server,
+                name,
+                exposed,
+                "two names map to one exposed name; the second is not exposed"
+            );
+            return;
+        }
+        raw["name"] = Value::String(exposed.clone());
+        list.push(raw);
+        routes.insert(exposed, Route { upstream, name });
+    }
+
+    /// The server of a resource URI: the one that listed it, else the one whose template's
+    /// literal start is the longest match.
+    pub(crate) fn resource_server(&self, uri: &str) -> Option<usize> {
+        if let Some(&upstream) = self.resource_routes.get(uri) {
+            return Some(upstream);
+        }
+        self.template_routes
+            .iter()
+            .filter(|(literal, _)| !literal.is_empty() && uri.starts_with(literal.as_str()))
+            .max_by_key(|(literal, _)| literal.len())
+            .map(|&(_, upstream)| upstream)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Tool,
+    Prompt,
+}

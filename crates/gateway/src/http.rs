@@ -1,0 +1,510 @@
+//! The Streamable HTTP front (MCP 2025-03-26 and later) on one path, [`MCP_PATH`].
+//!
+//! - `POST` carries one client message. `initialize` opens a session whose id (128 bits from
+//!   the OS's CSPRNG) comes back in `Mcp-Session-Id`; every later request must carry it (400
+//!   without, 404 for one that is unknown or ended). A request is answered on an SSE stream,
+//!   which also carries what belongs to it (progress, the server's questions); a client that
+//!   accepts only JSON gets the response alone. Notifications and responses get 202.
+//! - `GET` opens the session's stream for what belongs to no request (list changes, logs);
+//!   `DELETE` ends the session.
+//! - Every request is checked first: an `Origin` that is not a localhost origin nor in the
+//!   allowed list gets 403 (against DNS rebinding); with a token configured, a missing or wrong
+//!   `Authorization: Bearer` gets 401 (compared in constant time); a body over
+//!   [`MAX_BODY_BYTES`] gets 413; an `MCP-Protocol-Version` the gateway does not speak gets 400.
+//!
+//! The client's headers (its credentials above all) never go upstream: each server gets only
+//! the headers of its own config.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::{to_bytes, Body};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::Router;
+use futures_util::stream;
+use mcpclient::{Frame, ACCEPTED_VERSIONS, MAX_FRAME_BYTES};
+use serde_json::json;
+use subtle::ConstantTimeEq;
+use thiserror::Error;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use crate::{Gateway, Outbox, Session};
+
+/// The path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The address `mcpx serve --http` listens on unless told otherwise.
+pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8787";
+
+/// The largest request body accepted (the largest frame); 413 beyond.
+pub const MAX_BODY_BYTES: usize = MAX_FRAME_BYTES;
+
+/// The most sessions kept at once; a new one beyond it ends the one idle longest.
+pub const MAX_SESSIONS: usize = 1_024;
+
+/// How often an idle SSE stream gets a comment, so that proxies do not close it.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Bytes of randomness in a session id.
+const SESSION_ID_BYTES: usize = 16;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// How the HTTP front admits clients.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// The bearer token every request must carry; required to listen beyond loopback.
+    pub token: Option<String>,
+    /// Origins allowed besides localhost ones (`https://app.example.com`).
+    pub allowed_origins: Vec<String>,
+}
+
+/// Why the HTTP front cannot serve.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// Listening beyond loopback without a token would let anyone on the network in.
+    #[error(
+        "{addr} is not a loopback address: serving it needs a bearer token (--token or MCPX_TOKEN)"
+    )]
+    TokenRequired {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The listener failed.
+    #[error("HTTP front: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serves the gateway on `listener` until `shutdown` completes.
+///
+/// # Errors
+/// [`HttpError::TokenRequired`] for a non-loopback listener without a token; the listener's
+/// failure.
+pub async fn serve_http(
+    gateway: Gateway,
+    listener: TcpListener,
+    options: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), HttpError> {
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() && options.token.is_none() {
+        return Err(HttpError::TokenRequired { addr });
+    }
+    let front = Arc::new(Front {
+        gateway,
+        options,
+        sessions: Mutex::default(),
+    });
+    let app = Router::new()
+        .route(MCP_PATH, any(endpoint))
+        .with_state(front);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
+
+struct Front {
+    gateway: Gateway,
+    options: HttpOptions,
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+}
+
+struct HttpSession {
+    session: Arc<Session>,
+    streams: Arc<Streams>,
+    last_used: Mutex<Instant>,
+}
+
+/// The open streams of a session: one per request being answered, and the GET stream.
+#[derive(Default)]
+struct Streams {
+    requests: Mutex<HashMap<String, mpsc::UnboundedSender<Frame>>>,
+    standalone: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct HttpOutbox(Arc<Streams>);
+
+impl Outbox for HttpOutbox {
+    fn send(&self, frame: Frame, related: Option<&str>) {
+        if let Some(id) = related {
+            if let Some(stream) = lock(&self.0.requests).get(id) {
+                if stream.send(frame.clone()).is_ok() {
+                    return;
+                }
+            }
+        }
+        let mut standalone = lock(&self.0.standalone);
+        let sent = standalone.as_ref().is_some_and(|s| s.send(frame).is_ok());
+        if !sent {
+            *standalone = None;
+            tracing::debug!("no open stream for a message to the client; dropped");
+        }
+    }
+
+    fn finish(&self, id: &str, response: Option<Frame>) {
+        if let Some(stream) = lock(&self.0.requests).remove(id) {
+            if let Some(frame) = response {
+                let _ = stream.send(frame);
+            }
+        }
+    }
+}
+
+/// A request turned away before it reaches the gateway: its status, and a JSON-RPC error body
+/// saying why.
+struct Refusal {
+    status: StatusCode,
+    message: String,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
+        Refusal {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let body = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32600, "message": self.message}});
+        let mut response = (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+fn status(code: StatusCode, message: &str) -> Response {
+    Refusal::new(code, message).into_response()
+}
+
+async fn endpoint(
+    State(front): State<Arc<Front>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(refused) = front.admit(&headers) {
+        return refused.into_response();
+    }
+    if let Some(version) = header_text(&headers, VERSION_HEADER) {
+        if !ACCEPTED_VERSIONS.contains(&version) {
+            return status(
+                StatusCode::BAD_REQUEST,
+                &format!("unsupported MCP-Protocol-Version: {version}"),
+            );
+        }
+    }
+    match method {
+        Method::POST => front.post(&headers, body).await,
+        Method::GET => front.get(&headers),
+        Method::DELETE => front.delete(&headers),
+        _ => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, "GET, POST, DELETE")],
+        )
+            .into_response(),
+    }
+}
+
+fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn accepts_sse(headers: &HeaderMap) -> bool {
+    header_text(headers, header::ACCEPT.as_str()).is_some_and(|a| a.contains("text/event-stream"))
+}
+
+/// Whether `origin` is a page served from this machine: `http(s)://localhost`, `127.0.0.1` or
+/// `[::1]`, any port.
+fn is_local_origin(origin: &str) -> bool {
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = match rest.strip_prefix("[::1]") {
+        Some(after) => return after.is_empty() || is_port(after),
+        None => rest.split(':').next().unwrap_or_default(),
+    };
+    let after = &rest[host.len()..];
+    matches!(host, "localhost" | "127.0.0.1") && (after.is_empty() || is_port(after))
+}
+
+fn is_port(text: &str) -> bool {
+    text.strip_prefix(':')
+        .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn new_session_id() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; SESSION_ID_BYTES];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn sse(frames: mpsc::UnboundedReceiver<Frame>) -> Response {
+    let events = stream::unfold(frames, |mut frames| async move {
+        let frame = frames.recv().await?;
+        let event = Event::default().event("message").data(frame.text());
+        Some((Ok::<_, Infallible>(event), frames))
+    });
+    Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response()
+}
+
+impl Front {
+    /// Origin, then token: 403 or 401.
+    fn admit(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or_default();
+            let allowed =
+                is_local_origin(origin) || self.options.allowed_origins.iter().any(|o| o == origin);
+            if !allowed {
+                tracing::warn!(origin, "request from a foreign origin refused");
+                return Err(Refusal::new(StatusCode::FORBIDDEN, "origin not allowed"));
+            }
+        }
+        if let Some(token) = &self.options.token {
+            let given = header_text(headers, header::AUTHORIZATION.as_str())
+                .and_then(|a| a.strip_prefix("Bearer "))
+                .unwrap_or_default();
+            if !bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
+                return Err(Refusal::new(
+                    StatusCode::UNAUTHORIZED,
+                    "a valid bearer token is required",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The session named by the request's `Mcp-Session-Id`: 400 without one, 404 unknown.
+    fn session(&self, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
+        let Some(id) = header_text(headers, SESSION_HEADER) else {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "Mcp-Session-Id header required",
+            ));
+        };
+        let found = lock(&self.sessions).get(id).cloned();
+        match found {
+            Some(session) => {
+                *lock(&session.last_used) = Instant::now();
+                Ok(session)
+            }
+            None => Err(Refusal::new(
+                StatusCode::NOT_FOUND,
+                "unknown or ended session",
+            )),
+        }
+    }
+
+    fn open(&self) -> Result<(String, Arc<HttpSession>), Refusal> {
+        let id = new_session_id().map_err(|e| {
+            tracing::error!(%e, "no randomness for a session id");
+            Refusal::new(StatusCode::SERVICE_UNAVAILABLE, "cannot make a session id")
+        })?;
+        let streams = Arc::new(Streams::default());
+        let session = Arc::new(HttpSession {
+            session: self.gateway.open_session(HttpOutbox(streams.clone())),
+            streams,
+            last_used: Mutex::new(Instant::now()),
+        });
+        let evicted = {
+            let mut sessions = lock(&self.sessions);
+            let evicted = if sessions.len() >= MAX_SESSIONS {
+                let oldest = sessions
+                    .iter()
+                    .min_by_key(|(_, s)| *lock(&s.last_used))
+                    .map(|(id, _)| id.clone());
+                oldest.and_then(|id| sessions.remove(&id))
+            } else {
+                None
+            };
+            sessions.insert(id.clone(), session.clone());
+            evicted
+        };
+        if let Some(evicted) = evicted {
+            self.gateway.close_session(&evicted.session);
+        }
+        Ok((id, session))
+    }
+
+    async fn post(&self, headers: &HeaderMap, body: Body) -> Response {
+        let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
+            Ok(bytes) => bytes,
+            Err(_) => {
+                return status(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!("request body over {MAX_BODY_BYTES} bytes"),
+                )
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let frame = match Frame::parse(&text) {
+            Ok(frame) => frame,
+            Err(e) => {
+                let body = json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32700, "message": format!("parse error: {e}")}});
+                return (
+                    StatusCode::BAD_REQUEST,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body.to_string(),
+                )
+                    .into_response();
+            }
+        };
+        let (method, id) = match frame.head() {
+            Some(head) => (
+                head.method.as_deref().map(str::to_owned),
+                head.id_text().map(str::to_owned),
+            ),
+            None => (None, None),
+        };
+        let (session_id, session) = if method.as_deref() == Some("initialize") && id.is_some() {
+            match self.open() {
+                Ok((id, session)) => (Some(id), session),
+                Err(refused) => return refused.into_response(),
+            }
+        } else {
+            match self.session(headers) {
+                Ok(session) => (None, session),
+                Err(refused) => return refused.into_response(),
+            }
+        };
+        let Some(id) = id.filter(|_| method.is_some()) else {
+            // A notification or a response: taken, nothing to answer.
+            self.gateway.receive(&session.session, frame);
+            return StatusCode::ACCEPTED.into_response();
+        };
+        let (stream, frames) = mpsc::unbounded_channel();
+        lock(&session.streams.requests).insert(id, stream);
+        self.gateway.receive(&session.session, frame);
+        let mut response = if accepts_sse(headers) {
+            sse(frames)
+        } else {
+            json_answer(frames).await
+        };
+        if let Some(session_id) = session_id {
+            if let Ok(value) = HeaderValue::from_str(&session_id) {
+                response.headers_mut().insert(SESSION_HEADER, value);
+            }
+        }
+        response
+    }
+
+    fn get(&self, headers: &HeaderMap) -> Response {
+        if !accepts_sse(headers) {
+            return status(
+                StatusCode::NOT_ACCEPTABLE,
+                "GET needs Accept: text/event-stream",
+            );
+        }
+        let session = match self.session(headers) {
+            Ok(session) => session,
+            Err(refused) => return refused.into_response(),
+        };
+        let mut standalone = lock(&session.streams.standalone);
+        if standalone.as_ref().is_some_and(|s| !s.is_closed()) {
+            return status(
+                StatusCode::CONFLICT,
+                "the session's GET stream is open already",
+            );
+        }
+        let (stream, frames) = mpsc::unbounded_channel();
+        *standalone = Some(stream);
+        sse(frames)
+    }
+
+    fn delete(&self, headers: &HeaderMap) -> Response {
+        let session = match self.session(headers) {
+            Ok(session) => session,
+            Err(refused) => return refused.into_response(),
+        };
+        lock(&self.sessions).retain(|_, s| !Arc::ptr_eq(s, &session));
+        self.gateway.close_session(&session.session);
+        StatusCode::OK.into_response()
+    }
+}
+
+/// For a client that accepts only JSON: the response alone, once it is there (what belongs to
+/// the request on the way is dropped: this client cannot take it).
+async fn json_answer(mut frames: mpsc::UnboundedReceiver<Frame>) -> Response {
+    let mut last = None;
+    while let Some(frame) = frames.recv().await {
+        last = Some(frame);
+    }
+    match last {
+        Some(frame) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            frame.text().to_owned(),
+        )
+            .into_response(),
+        None => StatusCode::ACCEPTED.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_origins() {
+        for ok in [
+            "http://localhost",
+            "http://localhost:3000",
+            "https://127.0.0.1:8443",
+            "http://[::1]:80",
+        ] {
+            assert!(is_local_origin(ok), "{ok}");
+        }
+        for foreign in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.nip.io",
+            "http://localhost:3000@evil.example",
+            "file://localhost",
+            "null",
+            "http://[::1]x",
+        ] {
+            assert!(!is_local_origin(foreign), "{foreign}");
+        }
+    }
+
+    #[test]
+    fn session_ids_are_long_and_distinct() {
+        let a = new_session_id().unwrap();
+        let b = new_session_id().unwrap();
+        assert_eq!(a.len(), SESSION_ID_BYTES * 2);
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,38 @@
+//! `mcpx serve`: one MCP endpoint in front of many MCP servers, enforcing their tool schemas.
+//!
+//! The gateway connects to every configured server (with mcpclient, which compiles each tool's
+//! schemas when the list arrives) and offers their tools as one list, named `SERVER__TOOL`
+//! ([`exposed_name`]), with their resources and prompts. Arguments that violate a tool's
+//! `inputSchema` are refused before anything is sent; results are forwarded as the exact JSON
+//! text the server sent, an `outputSchema` mismatch being logged and counted, never changed.
+//! Servers that fail or crash are restarted with backoff, their tools withdrawn meanwhile;
+//! none of that reaches the other servers or the gateway itself.
+//!
+//! Fronts: [`serve_stdio`] (the client spawns mcpx) and [`serve_http`] (Streamable HTTP, with
+//! sessions, Origin checks and an optional bearer token). Both are thin: what a client sends
+//! goes to [`Gateway::receive`], and what goes back leaves through the session's [`Outbox`].
+
+#![deny(missing_docs)]
+
+mod bridge;
+mod catalog;
+mod gateway;
+mod http;
+mod naming;
+mod options;
+mod session;
+mod stdio;
+mod upstream;
+
+pub use gateway::{Gateway, UpstreamStatus};
+pub use http::{
+    serve_http, HttpError, HttpOptions, DEFAULT_HTTP_ADDR, KEEP_ALIVE, MAX_BODY_BYTES,
+    MAX_SESSIONS, MCP_PATH,
+};
+pub use naming::{exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
+pub use options::{
+    GatewayOptions, InvalidArguments, UpstreamConfig, UpstreamTransport, INITIAL_BACKOFF,
+    MAX_BACKOFF, STABLE_AFTER, START_TIMEOUT,
+};
+pub use session::{Outbox, Session};
+pub use stdio::serve_stdio;

@@ -1,0 +1,84 @@
+//! What the gateway is told: its upstream servers and its policies, and the limits it keeps.
+
+use std::time::Duration;
+
+use mcpclient::{HttpConfig, StdioCommand, DEFAULT_TIMEOUT};
+
+use crate::ToolFilter;
+
+/// The first wait before restarting a server that failed to start or crashed; it doubles with
+/// each failure in a row, up to [`MAX_BACKOFF`].
+pub const INITIAL_BACKOFF: Duration = Duration::from_millis(250);
+
+/// The longest wait between two restarts of a failing server.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// A server that stayed up this long counts as healthy again: after its next crash the wait
+/// starts over at [`INITIAL_BACKOFF`].
+pub const STABLE_AFTER: Duration = Duration::from_secs(30);
+
+/// How long starting a server (spawn or connect, the handshake, the first lists) may take.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamTransport {
+    /// A child process speaking over stdin/stdout.
+    Stdio(StdioCommand),
+    /// A Streamable HTTP endpoint.
+    Http(HttpConfig),
+}
+
+impl UpstreamTransport {
+    /// `stdio` or `http`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            UpstreamTransport::Stdio(_) => "stdio",
+            UpstreamTransport::Http(_) => "http",
+        }
+    }
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamConfig {
+    /// The name in the config; the prefix of its tools' and prompts' exposed names.
+    pub name: String,
+    /// How it is reached.
+    pub transport: UpstreamTransport,
+    /// Which of its tools are exposed (`allowTools`/`denyTools`).
+    pub tools: ToolFilter,
+}
+
+/// How arguments that violate a tool's `inputSchema` are answered (nothing is sent upstream
+/// either way).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InvalidArguments {
+    /// JSON-RPC error -32602, `data.violations` the flat lines, the first in the message.
+    #[default]
+    Error,
+    /// A tool result with `isError: true` whose text is the flat lines, as MCP 2025-11-25
+    /// recommends, for clients that hide JSON-RPC errors from the model.
+    ToolResult,
+}
+
+/// The gateway's policies.
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    /// How rejected arguments are answered.
+    pub invalid_arguments: InvalidArguments,
+    /// Start stdio servers on first use instead of at once.
+    pub lazy: bool,
+    /// How long a call to a server (or a question to the client) may take.
+    pub timeout: Duration,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> GatewayOptions {
+        GatewayOptions {
+            invalid_arguments: InvalidArguments::Error,
+            lazy: false,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}

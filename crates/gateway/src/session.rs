@@ -1,0 +1,216 @@
+//! One downstream client's session: what it declared at `initialize`, its requests in flight
+//! (so that `notifications/cancelled` stops them, and the server's questions during a call reach
+//! the client that made it), and the gateway's own requests to it (elicitation, sampling,
+//! roots) waiting for their answers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mcpclient::Frame;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+/// Where frames for the downstream client go. Stdio has one stream; Streamable HTTP puts a
+/// frame that belongs to one of the client's requests on that request's response stream, and
+/// the rest on the session's GET stream.
+pub trait Outbox: Send + Sync + 'static {
+    /// Sends a notification or request to the client. `related` is the id (JSON text) of the
+    /// client's request it belongs to, if any.
+    fn send(&self, frame: Frame, related: Option<&str>);
+
+    /// Ends the client's request `id`: with its response, or with none when it was cancelled.
+    fn finish(&self, id: &str, response: Option<Frame>);
+}
+
+/// What the client said about itself in `initialize`.
+#[derive(Debug, Clone, Default)]
+struct Declared {
+    protocol_version: Option<String>,
+    capabilities: Value,
+}
+
+struct InFlight {
+    abort: Option<AbortHandle>,
+    /// The server a `tools/call` went to.
+    upstream: Option<usize>,
+    /// Order of arrival: the newest call to a server is the one its questions belong to.
+    seq: u64,
+}
+
+/// A downstream client's session with the gateway.
+pub struct Session {
+    outbox: Box<dyn Outbox>,
+    declared: Mutex<Declared>,
+    in_flight: Mutex<HashMap<String, InFlight>>,
+    asked: Mutex<HashMap<String, oneshot::Sender<Frame>>>,
+    next_id: AtomicU64,
+    next_seq: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Session {
+    pub(crate) fn new(outbox: Box<dyn Outbox>) -> Session {
+        Session {
+            outbox,
+            declared: Mutex::default(),
+            in_flight: Mutex::default(),
+            asked: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            next_seq: AtomicU64::new(1),
+        }
+    }
+
+    /// The protocol version agreed at `initialize`, once it is.
+    pub fn protocol_version(&self) -> Option<String> {
+        lock(&self.declared).protocol_version.clone()
+    }
+
+    pub(crate) fn initialized(&self, version: &str, capabilities: Value) {
+        *lock(&self.declared) = Declared {
+            protocol_version: Some(version.to_owned()),
+            capabilities,
+        };
+    }
+
+    /// Whether the client declared `capability` (`elicitation`, `sampling`, `roots`).
+    pub(crate) fn declares(&self, capability: &str) -> bool {
+        lock(&self.declared)
+            .capabilities
+            .get(capability)
+            .is_some_and(|c| !c.is_null())
+    }
+
+    pub(crate) fn send(&self, frame: Frame, related: Option<&str>) {
+        self.outbox.send(frame, related);
+    }
+
+    /// Records a request from the client as in flight.
+    pub(crate) fn begin(&self, id: &str) {
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        lock(&self.in_flight).insert(
+            id.to_owned(),
+            InFlight {
+                abort: None,
+                upstream: None,
+                seq,
+            },
+        );
+    }
+
+    /// Lets `notifications/cancelled` stop the task answering request `id`, unless it ended.
+    pub(crate) fn abortable(&self, id: &str, abort: AbortHandle) {
+        if let Some(call) = lock(&self.in_flight).get_mut(id) {
+            call.abort = Some(abort);
+        }
+    }
+
+    /// Records which server the request `id` went to.
+    pub(crate) fn calls(&self, id: &str, upstream: usize) {
+        if let Some(call) = lock(&self.in_flight).get_mut(id) {
+            call.upstream = Some(upstream);
+        }
+    }
+
+    /// Ends request `id` with its response.
+    pub(crate) fn respond(&self, id: &str, response: Frame) {
+        if lock(&self.in_flight).remove(id).is_some() {
+            self.outbox.finish(id, Some(response));
+        }
+    }
+
+    /// The client cancelled request `id`: its task stops (dropping its upstream call, which
+    /// tells the server) and no response is sent.
+    pub(crate) fn cancel(&self, id: &str) {
+        let call = lock(&self.in_flight).remove(id);
+        if let Some(call) = call {
+            if let Some(abort) = call.abort {
+                abort.abort();
+            }
+            self.outbox.finish(id, None);
+        }
+    }
+
+    /// The id of the newest request in flight to server `upstream`.
+    pub(crate) fn newest_call_to(&self, upstream: usize) -> Option<(u64, String)> {
+        lock(&self.in_flight)
+            .iter()
+            .filter(|(_, c)| c.upstream == Some(upstream))
+            .map(|(id, c)| (c.seq, id.clone()))
+            .max()
+    }
+
+    /// Asks the client something (`elicitation/create`, …) and waits at most `timeout` for the
+    /// answer: its `result`, or the error object to pass on.
+    pub(crate) async fn ask(
+        &self,
+        method: &str,
+        params: Value,
+        related: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value, Value> {
+        let id = format!("mcpx-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let key = json!(id).to_string();
+        let (answer, answered) = oneshot::channel();
+        lock(&self.asked).insert(key.clone(), answer);
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.outbox.send(Frame::from_value(&request), related);
+        let outcome = tokio::time::timeout(timeout, answered).await;
+        lock(&self.asked).remove(&key);
+        let frame = match outcome {
+            Ok(Ok(frame)) => frame,
+            Ok(Err(_)) => {
+                return Err(
+                    json!({"code": -32603, "message": "the client's session ended before it answered"}),
+                )
+            }
+            Err(_) => {
+                let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": id, "reason": "no answer in time"}});
+                self.outbox.send(Frame::from_value(&cancel), related);
+                return Err(json!({"code": -32603,
+                    "message": format!("the client did not answer {method} within {timeout:?}")}));
+            }
+        };
+        let mut answer = frame.value().unwrap_or(Value::Null);
+        let error = answer.get("error").cloned();
+        match (answer.get_mut("result"), error) {
+            (Some(result), None) => Ok(result.take()),
+            (None, Some(error)) => Err(error),
+            _ => Err(
+                json!({"code": -32603, "message": "the client's answer is not a JSON-RPC response"}),
+            ),
+        }
+    }
+
+    /// Hands a response from the client to the question it answers; false when none waits.
+    pub(crate) fn answered(&self, id: &str, frame: Frame) -> bool {
+        match lock(&self.asked).remove(id) {
+            Some(waiting) => waiting.send(frame).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Ends everything the session has in flight (its client went away).
+    pub(crate) fn close(&self) {
+        for (_, call) in lock(&self.in_flight).drain() {
+            if let Some(abort) = call.abort {
+                abort.abort();
+            }
+        }
+        lock(&self.asked).clear();
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("declared", &*lock(&self.declared))
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,292 @@
+//! One upstream server under supervision: started at once (or on first use, `lazy`), listed,
+//! watched, and restarted with backoff when it fails to start or crashes.
+//!
+//! A server's state is a `watch` value, so requests can wait for a server that is starting and
+//! fail at once for one that is down. While a server is down its tools, resources and prompts
+//! are withdrawn (the gateway tells its clients the lists changed), calls in flight to it end
+//! with an error as soon as its connection closes, and nothing else is affected.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+use mcpclient::{
+    Client, ClientError, ClientOptions, Event, HttpTransport, StdioTransport, TransportError,
+};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::bridge::Bridge;
+use crate::gateway::Inner;
+use crate::{
+    UpstreamConfig, UpstreamTransport, INITIAL_BACKOFF, MAX_BACKOFF, STABLE_AFTER, START_TIMEOUT,
+};
+
+/// Where a server is in its life.
+#[derive(Clone)]
+pub(crate) enum State {
+    /// Not started yet (lazy, before first use).
+    Idle,
+    /// Being started, for the first time or again.
+    Starting,
+    /// Running: its client and what it offers.
+    Ready(Arc<Running>),
+    /// Failed to start, or stopped; started again after a backoff.
+    Down(String),
+}
+
+/// A running server.
+pub(crate) struct Running {
+    pub(crate) client: Client,
+    pub(crate) lists: Mutex<Lists>,
+}
+
+/// What a server offers besides tools (the client keeps the tools), as listed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lists {
+    pub(crate) resources: Vec<Value>,
+    pub(crate) templates: Vec<Value>,
+    pub(crate) prompts: Vec<Value>,
+}
+
+pub(crate) struct Upstream {
+    pub(crate) index: usize,
+    pub(crate) config: UpstreamConfig,
+    state: watch::Sender<State>,
+    supervised: AtomicBool,
+}
+
+impl Upstream {
+    pub(crate) fn new(index: usize, config: UpstreamConfig) -> Upstream {
+        Upstream {
+            index,
+            config,
+            state: watch::Sender::new(State::Idle),
+            supervised: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub(crate) fn state(&self) -> State {
+        self.state.borrow().clone()
+    }
+
+    pub(crate) fn running(&self) -> Option<Arc<Running>> {
+        match &*self.state.borrow() {
+            State::Ready(running) => Some(running.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether the gateway starts this server before anyone asks for it.
+    pub(crate) fn starts_eagerly(&self, lazy: bool) -> bool {
+        !lazy || matches!(self.config.transport, UpstreamTransport::Http(_))
+    }
+
+    /// Starts the supervisor unless it runs already; true when this call started it.
+    pub(crate) fn claim(&self) -> bool {
+        !self.supervised.swap(true, Ordering::SeqCst)
+    }
+
+    /// Waits (at most [`START_TIMEOUT`]) until the server is running or down, and returns
+    /// that state.
+    pub(crate) async fn settled(&self) -> State {
+        let mut states = self.state.subscribe();
+        let wait = async {
+            let settled = states
+                .wait_for(|s| matches!(s, State::Ready(_) | State::Down(_)))
+                .await;
+            settled.map(|s| s.clone())
+        };
+        match tokio::time::timeout(START_TIMEOUT, wait).await {
+            Ok(Ok(state)) => state,
+            _ => self.state(),
+        }
+    }
+
+    /// Why the server cannot take a request now, for the error its caller gets.
+    pub(crate) fn unavailable(&self) -> String {
+        match self.state() {
+            State::Down(reason) => format!("server '{}' is down: {reason}", self.name()),
+            State::Idle | State::Starting => format!("server '{}' is starting", self.name()),
+            State::Ready(_) => format!("server '{}' is running", self.name()),
+        }
+    }
+
+    pub(crate) fn set(&self, state: State) {
+        self.state.send_replace(state);
+    }
+
+    /// Takes the running client away (at shutdown), leaving the server down.
+    pub(crate) fn take_running(&self) -> Option<Arc<Running>> {
+        match self
+            .state
+            .send_replace(State::Down("the gateway stopped".to_owned()))
+        {
+            State::Ready(running) => Some(running),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `upstream` until the gateway is gone: start, serve, and after a failure or crash wait
+/// and start again.
+pub(crate) async fn supervise(upstream: Arc<Upstream>, gateway: Weak<Inner>) {
+    let mut backoff = INITIAL_BACKOFF;
+    loop {
+        upstream.set(State::Starting);
+        let Some(options) = gateway
+            .upgrade()
+            .map(|g| g.upstream_options(upstream.index))
+        else {
+            return;
+        };
+        let started = tokio::time::timeout(START_TIMEOUT, start(&upstream.config, options)).await;
+        let reason = match started {
+            Ok(Ok((running, events))) => {
+                let since = Instant::now();
+                let running = Arc::new(running);
+                tracing::info!(server = upstream.name(), "server running");
+                match gateway.upgrade() {
+                    Some(g) => g.transition(&upstream, State::Ready(running.clone())),
+                    None => return,
+                }
+                let reason = watch_events(&upstream, &running, events, &gateway).await;
+                drop(running);
+                if since.elapsed() >= STABLE_AFTER {
+                    backoff = INITIAL_BACKOFF;
+                }
+                reason
+            }
+            Ok(Err(reason)) => reason,
+            Err(_) => format!("did not start within {START_TIMEOUT:?}"),
+        };
+        tracing::warn!(server = upstream.name(), %reason, retry_in = ?backoff, "server down");
+        match gateway.upgrade() {
+            Some(g) => g.transition(&upstream, State::Down(reason)),
+            None => return,
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Connects, and lists what the server offers.
+async fn start(
+    config: &UpstreamConfig,
+    options: ClientOptions,
+) -> Result<(Running, mpsc::Receiver<Event>), String> {
+    let failed = |e: &dyn std::fmt::Display| e.to_string();
+    let (client, events) = match &config.transport {
+        UpstreamTransport::Stdio(command) => {
+            let transport = StdioTransport::spawn(command).map_err(|e| failed(&e))?;
+            Client::connect_with(transport, options).await
+        }
+        UpstreamTransport::Http(http) => {
+            let transport = HttpTransport::new(http).map_err(|e: TransportError| failed(&e))?;
+            Client::connect_with(transport, options).await
+        }
+    }
+    .map_err(|e| failed(&e))?;
+    if offers(&client, "tools") {
+        client.list_tools().await.map_err(|e| failed(&e))?;
+    }
+    let lists = list_others(&client).await;
+    Ok((
+        Running {
+            client,
+            lists: Mutex::new(lists),
+        },
+        events,
+    ))
+}
+
+fn offers(client: &Client, capability: &str) -> bool {
+    client.server_capabilities().get(capability).is_some()
+}
+
+/// Resources, resource templates and prompts, as far as the server offers them. A list that
+/// fails is logged and left empty: the server's tools still work.
+async fn list_others(client: &Client) -> Lists {
+    let mut lists = Lists::default();
+    if offers(client, "resources") {
+        lists.resources = listed(client, "resources/list", "resources").await;
+        lists.templates = listed(client, "resources/templates/list", "resourceTemplates").await;
+    }
+    if offers(client, "prompts") {
+        lists.prompts = listed(client, "prompts/list", "prompts").await;
+    }
+    lists
+}
+
+async fn listed(client: &Client, method: &str, key: &str) -> Vec<Value> {
+    client
+        .list_all(method, key)
+        .await
+        .unwrap_or_else(|error: ClientError| {
+            tracing::warn!(method, %error, "listing failed; treated as empty");
+            Vec::new()
+        })
+}
+
+/// Acts on what the running server sends until its connection closes; returns why it did.
+async fn watch_events(
+    upstream: &Upstream,
+    running: &Arc<Running>,
+    mut events: mpsc::Receiver<Event>,
+    gateway: &Weak<Inner>,
+) -> String {
+    while let Some(event) = events.recv().await {
+        let Some(hub) = gateway.upgrade() else {
+            break;
+        };
+        match event {
+            Event::ToolsRelisted => hub.changed(),
+            Event::Notification(frame) => {
+                let method = frame
+                    .head()
+                    .and_then(|h| h.method.map(|m| m.into_owned()))
+                    .unwrap_or_default();
+                match method.as_str() {
+                    "notifications/resources/list_changed"
+                    | "notifications/prompts/list_changed" => {
+                        let running = Arc::downgrade(running);
+                        tokio::spawn(async move {
+                            let Some(running) = running.upgrade() else {
+                                return;
+                            };
+                            let lists = list_others(&running.client).await;
+                            *running.lists.lock().unwrap_or_else(|p| p.into_inner()) = lists;
+                            hub.changed();
+                        });
+                    }
+                    "notifications/message" | "notifications/resources/updated" => {
+                        hub.broadcast(&frame);
+                    }
+                    _ => {}
+                }
+            }
+            Event::TransportError(error) => {
+                tracing::warn!(server = upstream.name(), %error, "transport");
+            }
+            Event::Unmatched(frame) => {
+                tracing::debug!(server = upstream.name(), %frame, "answer nobody waits for; dropped");
+            }
+            Event::Closed => return "the connection closed".to_owned(),
+            _ => {}
+        }
+    }
+    "the gateway stopped".to_owned()
+}
+
+/// The handlers a server's client gets: what the server asks goes to the gateway's clients.
+pub(crate) fn handlers(gateway: Weak<Inner>, index: usize) -> mcpclient::Handlers {
+    let bridge = Bridge::new(gateway, index);
+    mcpclient::Handlers::default()
+        .elicitation(bridge.clone())
+        .sampling(bridge.clone())
+        .roots(bridge)
+}

@@ -1,0 +1,164 @@
+//! Newline-delimited frames, as stdio carries them: read under a size bound, written whole.
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+use crate::{Frame, FrameError, TransportError, MAX_FRAME_BYTES};
+
+/// Reads frames, one per line, from a byte stream (a child's stdout, a gateway's stdin).
+///
+/// Lines longer than [`MAX_FRAME_BYTES`] are skipped without being held and reported as
+/// [`FrameError::TooLarge`]; blank lines are skipped; a line that is not JSON is a
+/// [`TransportError::BadFrame`], and reading goes on after it. Cancel-safe: a `next` dropped
+/// mid-line loses nothing.
+pub struct FrameReader<R> {
+    reader: BufReader<R>,
+    /// The line being read, kept here so that a cancelled `next` loses nothing.
+    partial: Partial,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    /// Frames from `reader`.
+    pub fn new(reader: R) -> FrameReader<R> {
+        FrameReader {
+            reader: BufReader::new(reader),
+            partial: Partial::default(),
+        }
+    }
+
+    /// The next frame; `None` at the end of the stream.
+    pub async fn next(&mut self) -> Option<Result<Frame, TransportError>> {
+        loop {
+            return match read_line(&mut self.reader, &mut self.partial, MAX_FRAME_BYTES).await {
+                Err(err) => Some(Err(err.into())),
+                Ok(Line::End) => None,
+                Ok(Line::TooLarge) => Some(Err(FrameError::TooLarge {
+                    limit: MAX_FRAME_BYTES,
+                }
+                .into())),
+                Ok(Line::Text(bytes)) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    Some(Frame::parse(&text).map_err(TransportError::from))
+                }
+            };
+        }
+    }
+}
+
+/// Writes one frame and its newline, and flushes.
+///
+/// # Errors
+/// The writer's error.
+pub async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    frame: &Frame,
+) -> std::io::Result<()> {
+    let mut bytes = Vec::with_capacity(frame.text().len() + 1);
+    bytes.extend_from_slice(frame.text().as_bytes());
+    bytes.push(b'\n');
+    writer.write_all(&bytes).await?;
+    writer.flush().await
+}
+
+/// One line read under the size bound.
+enum Line {
+    Text(Vec<u8>),
+    TooLarge,
+    End,
+}
+
+/// A line read so far: its bytes, or the note that it is already over the limit.
+#[derive(Default)]
+struct Partial {
+    line: Vec<u8>,
+    over: bool,
+}
+
+impl Partial {
+    fn finish(&mut self) -> Line {
+        let over = std::mem::take(&mut self.over);
+        let line = std::mem::take(&mut self.line);
+        if over {
+            Line::TooLarge
+        } else {
+            Line::Text(line)
+        }
+    }
+}
+
+/// Reads one newline-terminated line, never holding more than `limit` bytes of it: a longer
+/// line is consumed to its end and reported as too large. Cancel-safe: what was read before a
+/// cancelled call stays in `partial`.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    partial: &mut Partial,
+    limit: usize,
+) -> std::io::Result<Line> {
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            if !partial.over && partial.line.is_empty() {
+                return Ok(Line::End);
+            }
+            return Ok(partial.finish());
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], Some(at + 1)),
+            None => (available, None),
+        };
+        if !partial.over {
+            if partial.line.len() + chunk.len() > limit {
+                partial.over = true;
+                partial.line = Vec::new();
+            } else {
+                partial.line.extend_from_slice(chunk);
+            }
+        }
+        let used = done.unwrap_or(available.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(partial.finish());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn long_lines_are_skipped_without_losing_the_next() {
+        let input = format!("{}\n{{\"a\":1}}\nshort\n", "x".repeat(100));
+        let mut reader = BufReader::with_capacity(16, input.as_bytes());
+        let mut p = Partial::default();
+        assert!(matches!(
+            read_line(&mut reader, &mut p, 50).await.unwrap(),
+            Line::TooLarge
+        ));
+        let Line::Text(next) = read_line(&mut reader, &mut p, 50).await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(next, b"{\"a\":1}");
+        let Line::Text(last) = read_line(&mut reader, &mut p, 50).await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(last, b"short");
+        assert!(matches!(
+            read_line(&mut reader, &mut p, 50).await.unwrap(),
+            Line::End
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_line_of_exactly_the_limit_is_kept() {
+        let input = format!("{}\n", "y".repeat(50));
+        let mut reader = BufReader::with_capacity(7, input.as_bytes());
+        let mut p = Partial::default();
+        let Line::Text(line) = read_line(&mut reader, &mut p, 50).await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(line.len(), 50);
+    }
+}

@@ -1,0 +1,72 @@
+//! `mcpx serve`: the gateway on stdio or Streamable HTTP, with its log on stderr.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use mcpgateway::{Gateway, GatewayOptions, HttpOptions};
+
+use crate::config::Config;
+
+/// `mcpx serve`, its arguments checked.
+#[derive(Debug)]
+pub(crate) struct Serve {
+    pub(crate) http: Option<SocketAddr>,
+    pub(crate) token: Option<String>,
+    pub(crate) lazy: bool,
+    pub(crate) timeout: Duration,
+}
+
+/// Logs to stderr (never stdout: on the stdio front it carries the protocol), filtered by
+/// `MCPX_LOG` (default `info`).
+fn log_to_stderr() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("MCPX_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
+    log_to_stderr();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let options = GatewayOptions {
+            invalid_arguments: config.gateway.invalid_arguments,
+            lazy: serve.lazy,
+            timeout: serve.timeout,
+        };
+        let upstreams = config.servers.iter().map(|s| s.upstream()).collect();
+        let gateway = Gateway::start(upstreams, options);
+        let served = match serve.http {
+            None => mcpgateway::serve_stdio(&gateway, tokio::io::stdin(), tokio::io::stdout())
+                .await
+                .context("stdio front"),
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                let local = listener.local_addr()?;
+                tracing::info!("serving MCP on http://{local}{}", mcpgateway::MCP_PATH);
+                let http = HttpOptions {
+                    token: serve.token.clone(),
+                    allowed_origins: config.gateway.allowed_origins.clone(),
+                };
+                let stop = async {
+                    let _ = tokio::signal::ctrl_c().await;
+                };
+                mcpgateway::serve_http(gateway.clone(), listener, http, stop)
+                    .await
+                    .map_err(anyhow::Error::from)
+            }
+        };
+        gateway.shutdown().await;
+        served.map(|()| ExitCode::SUCCESS)
+    })
+}
