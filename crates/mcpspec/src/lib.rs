@@ -15,8 +15,10 @@ mod conversation;
 mod location;
 mod recording;
 mod spec;
+mod transcript;
 
 pub use conversation::{Conversation, Side};
 pub use location::{spec_dir, spec_or_skip, VERSIONS};
 pub use recording::Recording;
 pub use spec::{Spec, SpecError};
+pub use transcript::check_transcript;

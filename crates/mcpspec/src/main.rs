@@ -8,7 +8,7 @@
 
 use std::process::ExitCode;
 
-use mcpspec::{spec_dir, Conversation, Side, Spec};
+use mcpspec::{check_transcript, spec_dir, Spec};
 
 const USAGE: &str = "usage: mcpspec check --protocol-version VERSION TRANSCRIPT.jsonl";
 
@@ -33,34 +33,9 @@ fn run(args: Vec<String>) -> Result<bool, String> {
     let schema = spec_dir().join(version).join("schema.json");
     let spec = Spec::from_file(version, &schema).map_err(|e| e.to_string())?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
-    let mut conversation = Conversation::new(&spec);
-    let mut all_valid = true;
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let entry = schemaval::parse_json(line.as_bytes())
-            .map_err(|e| format!("{path}: line {n}: invalid JSON: {e}"))?;
-        let from = match entry.get("from").and_then(|f| f.as_str()) {
-            Some("client") => Side::Client,
-            Some("server") => Side::Server,
-            _ => {
-                return Err(format!(
-                    "{path}: line {n}: \"from\" must be \"client\" or \"server\""
-                ))
-            }
-        };
-        let message = entry
-            .get("message")
-            .ok_or_else(|| format!("{path}: line {n}: no \"message\""))?;
-        let problems = conversation
-            .check(from, message)
-            .map_err(|e| e.to_string())?;
-        for problem in &problems {
-            println!("line {n}: {problem}");
-        }
-        all_valid &= problems.is_empty();
+    let problems = check_transcript(&spec, &text).map_err(|e| format!("{path}: {e}"))?;
+    for problem in &problems {
+        println!("{problem}");
     }
-    Ok(all_valid)
+    Ok(problems.is_empty())
 }

@@ -107,6 +107,12 @@ pub(crate) enum Command {
         /// Also list tools whose schemas break the policy (for `mcpx lint`).
         #[arg(long)]
         broken: bool,
+        /// Also list tools that misbehave (`crash`, `slow`), for tests.
+        #[arg(long, hide = true)]
+        faults: bool,
+        /// Append the conversation to FILE as a transcript, for tests.
+        #[arg(long, hide = true, value_name = "FILE")]
+        record: Option<std::path::PathBuf>,
     },
     /// Compile and apply JSON Schemas under mcpx's policy (offline, bounded, formats as annotations).
     #[command(subcommand)]

@@ -28,6 +28,7 @@ mod prompt;
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -81,10 +82,25 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             };
             commands::serve::run(&config, serve)
         }
-        Command::DemoServer { broken } => {
+        Command::DemoServer {
+            broken,
+            faults,
+            ref record,
+        } => {
+            let record = match record {
+                Some(path) => Some(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .with_context(|| format!("cannot open {}", path.display()))?,
+                ),
+                None => None,
+            };
             let options = mcpx_fixture::Options {
-                record: None,
+                record,
                 broken,
+                faults,
             };
             mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
             Ok(ExitCode::SUCCESS)

@@ -49,11 +49,18 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                 .await
                 .context("stdio front"),
             Some(addr) => {
+                // Refused before binding: nothing listens beyond loopback without a token.
+                if !addr.ip().is_loopback() && serve.token.is_none() {
+                    return Err(mcpgateway::HttpError::TokenRequired { addr }.into());
+                }
                 let listener = tokio::net::TcpListener::bind(addr)
                     .await
                     .with_context(|| format!("cannot listen on {addr}"))?;
                 let local = listener.local_addr()?;
-                tracing::info!("serving MCP on http://{local}{}", mcpgateway::MCP_PATH);
+                tracing::info!(
+                    "listening {local} (MCP endpoint http://{local}{})",
+                    mcpgateway::MCP_PATH
+                );
                 let http = HttpOptions {
                     token: serve.token.clone(),
                     allowed_origins: config.gateway.allowed_origins.clone(),

@@ -1,0 +1,186 @@
+//! Starting `mcpx serve` in front of the demo server (and the MCP reference server), and
+//! talking to it frame by frame with every frame checked against the protocol schema.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcpclient::{Frame, StdioCommand, StdioTransport, Transport};
+use mcpspec::{spec_or_skip, Recording, Spec};
+use serde_json::{json, Value};
+
+/// The drifting tool's result, exactly as the demo server sends it.
+pub const DRIFTING: &str = r#"{"zeta":true,"content":[{"type":"text","text":"drifted"}],"structuredContent":{"sum":"eleven","big":18446744073709551617,"precise":0.100000000000000000000000000001,"negative":-18446744073709551617,"z":1,"a":2},"x-vendor":{"kept":[1,2,3]},"isError":false}"#;
+
+/// How long a test waits for any one frame.
+pub const FRAME_WAIT: Duration = Duration::from_secs(30);
+
+pub const MCPX: &str = env!("CARGO_BIN_EXE_mcpx");
+
+/// The protocol schema of the version mcpx offers, loaded once.
+pub fn spec() -> Option<&'static Spec> {
+    static SPEC: std::sync::OnceLock<Option<Spec>> = std::sync::OnceLock::new();
+    SPEC.get_or_init(|| spec_or_skip(mcpclient::OFFERED_VERSION))
+        .as_ref()
+}
+
+/// A config in `dir`: the demo server as `demo` (recording its conversation to
+/// `dir/demo.jsonl`), `extra` more servers (JSON members), and a `gateway` section.
+pub fn config(dir: &Path, demo_args: &[&str], extra: &str, gateway: &str) -> PathBuf {
+    let record = dir.join("demo.jsonl");
+    let mut args = vec![
+        "demo-server".to_owned(),
+        "--record".into(),
+        record.display().to_string(),
+    ];
+    args.extend(demo_args.iter().map(|a| (*a).to_owned()));
+    let demo = json!({"command": MCPX, "args": args});
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(", {extra}")
+    };
+    let gateway = if gateway.is_empty() {
+        String::new()
+    } else {
+        format!(r#", "gateway": {gateway}"#)
+    };
+    let text = format!(r#"{{"mcpServers": {{"demo": {demo}{extra}}}{gateway}}}"#);
+    let path = dir.join("mcpx.json");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// What the demo server received and sent, checked frame by frame against the protocol
+/// schema; returns the transcript's entries.
+pub fn demo_transcript(dir: &Path, spec: &Spec) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join("demo.jsonl")).unwrap();
+    let problems = mcpspec::check_transcript(spec, &text).unwrap();
+    assert!(
+        problems.is_empty(),
+        "upstream frames:\n{}",
+        problems.join("\n")
+    );
+    text.lines()
+        .map(|l| schemaval::parse_json(l.as_bytes()).unwrap())
+        .collect()
+}
+
+/// A client of `mcpx serve` speaking raw frames, every one checked.
+pub struct Downstream {
+    pub transport: Recording<'static, StdioTransport>,
+    next_id: u64,
+    /// Notifications and requests that arrived while waiting for responses.
+    pub seen: Vec<Value>,
+}
+
+impl Downstream {
+    /// Starts `mcpx --config CONFIG serve ARGS` and initializes with `capabilities`.
+    pub async fn start(config: &Path, args: &[&str], capabilities: Value) -> Downstream {
+        let mut all = vec![
+            "--config".to_owned(),
+            config.display().to_string(),
+            "serve".into(),
+        ];
+        all.extend(args.iter().map(|a| (*a).to_owned()));
+        let transport = StdioTransport::spawn(&StdioCommand {
+            program: MCPX.into(),
+            args: all,
+            ..StdioCommand::default()
+        })
+        .unwrap();
+        let mut downstream = Downstream {
+            transport: Recording::new(spec().expect("checked by the caller"), transport),
+            next_id: 1,
+            seen: Vec::new(),
+        };
+        let init = downstream
+            .request(
+                "initialize",
+                json!({"protocolVersion": mcpclient::OFFERED_VERSION, "capabilities": capabilities,
+                    "clientInfo": {"name": "mcpx-test", "version": "0"}}),
+            )
+            .await;
+        assert_eq!(
+            init.value().unwrap()["result"]["protocolVersion"],
+            mcpclient::OFFERED_VERSION
+        );
+        downstream.notify("notifications/initialized", None).await;
+        downstream
+    }
+
+    pub async fn send(&mut self, message: Value) {
+        self.transport
+            .send(&Frame::from_value(&message))
+            .await
+            .unwrap();
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.send(message).await;
+    }
+
+    /// The next frame from the gateway.
+    pub async fn receive(&mut self) -> Frame {
+        tokio::time::timeout(FRAME_WAIT, self.transport.receive())
+            .await
+            .expect("a frame from the gateway in time")
+            .expect("the gateway is still there")
+            .unwrap()
+    }
+
+    /// Sends a request and returns the response frame; what arrives before it is kept in
+    /// `seen`.
+    pub async fn request(&mut self, method: &str, params: Value) -> Frame {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.response_to(id).await
+    }
+
+    pub async fn response_to(&mut self, id: u64) -> Frame {
+        loop {
+            let frame = self.receive().await;
+            let value = frame.value().unwrap();
+            if value.get("method").is_none() && value["id"] == id {
+                return frame;
+            }
+            self.seen.push(value);
+        }
+    }
+
+    /// A `tools/call` answered by the gateway: the response frame.
+    pub async fn call(&mut self, tool: &str, arguments: Value) -> Frame {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await
+    }
+
+    /// The names of the listed tools.
+    pub async fn tool_names(&mut self) -> Vec<String> {
+        let listed = self.request("tools/list", json!({})).await.value().unwrap();
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The gateway's stderr so far (its log).
+    pub fn log(&self) -> String {
+        self.transport.inner().stderr_tail().join("\n")
+    }
+}
+
+/// The exact text of a response's `result`.
+pub fn result_text(frame: &Frame) -> String {
+    let text = frame.text();
+    let start = text.find(r#""result":"#).expect("a result") + r#""result":"#.len();
+    text[start..text.len() - 1].to_owned()
+}

@@ -1,0 +1,329 @@
+//! `mcpx serve` over stdio, driven frame by frame with every frame on both sides checked
+//! against the protocol schema: aggregation, enforced inputs, byte-exact outputs, progress,
+//! elicitation, cancellation and a crashing server.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{config, demo_transcript, result_text, spec, Downstream, DRIFTING};
+use serde_json::{json, Value};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_are_aggregated_inputs_enforced_and_outputs_forwarded_unchanged() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = format!(
+        r#""mirror": {{"command": "{}", "args": ["demo-server"], "allowTools": ["get-*", "echo"], "denyTools": ["echo"]}}"#,
+        common::MCPX
+    );
+    let config = config(dir.path(), &[], &mirror, "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+
+    let names = client.tool_names().await;
+    assert_eq!(
+        names,
+        [
+            "demo__get-sum",
+            "demo__echo",
+            "demo__book-table",
+            "demo__count",
+            "demo__tiny-image",
+            "demo__drifting-output",
+            "mirror__get-sum"
+        ]
+    );
+
+    let summed = client.call("demo__get-sum", json!({"a": 2, "b": 3})).await;
+    assert_eq!(
+        result_text(&summed),
+        r#"{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5}}"#
+    );
+    let mirrored = client
+        .call("mirror__get-sum", json!({"a": 1, "b": 1}))
+        .await;
+    assert_eq!(
+        mirrored.value().unwrap()["result"]["structuredContent"]["sum"],
+        2
+    );
+
+    let rejected = client
+        .call("demo__get-sum", json!({"a": 2, "b": "three"}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        rejected["error"],
+        json!({"code": -32602,
+            "message": "invalid arguments for tool 'demo__get-sum': $.b: got string, want integer",
+            "data": {"violations": ["$.b: got string, want integer"]}})
+    );
+    let denied = client
+        .call("mirror__echo", json!({"text": "hi"}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(denied["error"]["message"], "unknown tool 'mirror__echo'");
+
+    let drifted = client.call("demo__drifting-output", json!({})).await;
+    assert_eq!(
+        drifted.text(),
+        format!(r#"{{"jsonrpc":"2.0","id":7,"result":{DRIFTING}}}"#)
+    );
+
+    client.request("ping", json!({})).await;
+    let log = client.log();
+    assert!(
+        log.lines().any(|l| l
+            .contains("structuredContent violates outputSchema (delivered unchanged)")
+            && l.contains(r#"server="demo""#)
+            && l.contains("$.sum: got string, want integer")),
+        "{log}"
+    );
+
+    drop(client);
+    let transcript = demo_transcript(dir.path(), spec);
+    let calls: Vec<&Value> = transcript
+        .iter()
+        .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
+        .map(|e| &e["message"]["params"])
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            &json!({"name": "get-sum", "arguments": {"a": 2, "b": 3}}),
+            &json!({"name": "drifting-output", "arguments": {}})
+        ],
+        "the rejected call never reached the server"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_reaches_the_caller_under_its_own_token() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let counted = client
+        .request(
+            "tools/call",
+            json!({"name": "demo__count", "arguments": {"steps": 3}, "_meta": {"progressToken": "mine"}}),
+        )
+        .await;
+    assert_eq!(
+        result_text(&counted),
+        r#"{"content":[{"type":"text","text":"counted to 3"}]}"#
+    );
+    let progress: Vec<&Value> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| &m["params"])
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            &json!({"progressToken": "mine", "progress": 1, "total": 3}),
+            &json!({"progressToken": "mine", "progress": 2, "total": 3}),
+            &json!({"progressToken": "mine", "progress": 3, "total": 3})
+        ]
+    );
+}
+
+/// Answers the gateway's `elicitation/create` with `content` and returns the request's params.
+async fn answer_elicitation(client: &mut Downstream, content: Value) -> Value {
+    let asked = loop {
+        let frame = client.receive().await.value().unwrap();
+        if frame.get("id").is_some() {
+            break frame;
+        }
+        client.seen.push(frame);
+    };
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": content}}))
+        .await;
+    asked["params"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn elicitation_round_trips_and_an_invalid_answer_never_reaches_the_server() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut client = Downstream::start(&config, &[], json!({"elicitation": {}})).await;
+    let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+        "params": {"name": "demo__book-table", "arguments": {"restaurant": "Chez Rust"}}});
+
+    client.send(call.clone()).await;
+    let asked = answer_elicitation(&mut client, json!({"party": 4, "time": "20:00"})).await;
+    assert_eq!(asked["message"], "How many, and when?");
+    let booked = client.response_to(100).await;
+    assert_eq!(
+        booked.value().unwrap()["result"]["content"][0]["text"],
+        "booked Chez Rust for 4 at 20:00"
+    );
+
+    let mut again = call;
+    again["id"] = json!(101);
+    client.send(again).await;
+    answer_elicitation(&mut client, json!({"party": 40, "time": "20:00"})).await;
+    let refused = client.response_to(101).await.value().unwrap();
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.starts_with("not booked: "), "{text}");
+
+    drop(client);
+    let transcript = demo_transcript(dir.path(), spec);
+    let answers: Vec<&Value> = transcript
+        .iter()
+        .filter(|e| e["from"] == "client" && e["message"]["id"] == "fixture-elicitation")
+        .map(|e| &e["message"])
+        .collect();
+    assert_eq!(answers.len(), 2);
+    assert_eq!(
+        answers[0]["result"],
+        json!({"action": "accept", "content": {"party": 4, "time": "20:00"}})
+    );
+    assert_eq!(
+        answers[1]["error"],
+        json!({"code": -32602,
+            "message": "the client's answer violates requestedSchema: $.party: maximum: got 40, want 12",
+            "data": {"violations": ["$.party: maximum: got 40, want 12"]}})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_the_capability_an_elicitation_is_declined() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let answer = client
+        .call("demo__book-table", json!({"restaurant": "Chez Rust"}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "not booked (decline)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_arguments_can_be_answered_as_a_tool_result() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(
+        dir.path(),
+        &[],
+        "",
+        r#"{"invalidArguments": "tool-result"}"#,
+    );
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let answer = client
+        .call("demo__get-sum", json!({"a": "two"}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        answer["result"],
+        json!({"content": [{"type": "text", "text":
+            "invalid arguments for tool 'demo__get-sum':\n$: missing property 'b'\n$.a: got string, want integer"}],
+            "isError": true})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_is_cancelled_upstream_and_gets_no_answer() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--faults"], "", "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+            "params": {"name": "demo__slow", "arguments": {"ms": 1500}}}))
+        .await;
+    // Let the call reach the server before it is cancelled.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client
+        .notify(
+            "notifications/cancelled",
+            Some(json!({"requestId": 50, "reason": "changed my mind"})),
+        )
+        .await;
+    let pong = client.request("ping", json!({})).await;
+    assert_eq!(result_text(&pong), "{}");
+    // The slow answer comes and goes; the cancelled request gets nothing.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = client.call("demo__get-sum", json!({"a": 1, "b": 2})).await;
+    assert_eq!(
+        after.value().unwrap()["result"]["structuredContent"]["sum"],
+        3
+    );
+    assert!(
+        client.seen.iter().all(|m| m["id"] != 50),
+        "the cancelled request was answered: {:?}",
+        client.seen
+    );
+    drop(client);
+    let transcript = demo_transcript(dir.path(), spec);
+    assert!(
+        transcript
+            .iter()
+            .any(|e| e["from"] == "client" && e["message"]["method"] == "notifications/cancelled"),
+        "the server was told"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashing_server_fails_its_call_at_once_and_is_restarted() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let other = format!(
+        r#""other": {{"command": "{}", "args": ["demo-server"]}}"#,
+        common::MCPX
+    );
+    let config = config(dir.path(), &["--faults"], &other, "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    assert!(client
+        .tool_names()
+        .await
+        .contains(&"demo__crash".to_owned()));
+
+    let crashed = client.call("demo__crash", json!({})).await.value().unwrap();
+    assert_eq!(crashed["error"]["code"], -32603, "{crashed}");
+    // The other server goes on as if nothing happened.
+    let other = client.call("other__get-sum", json!({"a": 1, "b": 2})).await;
+    assert_eq!(
+        other.value().unwrap()["result"]["structuredContent"]["sum"],
+        3
+    );
+
+    // Withdrawn, then back after the restart: the client is told both times.
+    let mut back = false;
+    for _ in 0..100 {
+        if client
+            .tool_names()
+            .await
+            .contains(&"demo__get-sum".to_owned())
+        {
+            let summed = client.call("demo__get-sum", json!({"a": 2, "b": 2})).await;
+            if summed.value().unwrap()["result"]["structuredContent"]["sum"] == 4 {
+                back = true;
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(back, "the demo server was not restarted");
+    let changes = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/tools/list_changed")
+        .count();
+    assert!(changes >= 2, "withdrawn and restored: {:?}", client.seen);
+    assert!(client.log().contains("server down"), "{}", client.log());
+}

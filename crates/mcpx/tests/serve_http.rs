@@ -1,0 +1,241 @@
+//! `mcpx serve --http`: sessions, the security checks every request passes first, and a real
+//! client (mcpclient over Streamable HTTP, every frame checked) calling through it.
+
+mod common;
+
+use common::{config, spec, DRIFTING, MCPX};
+use mcpclient::{Client, ClientOptions, HttpConfig, HttpTransport, MAX_FRAME_BYTES};
+use mcpspec::Recording;
+use mcpx_interop::HttpPeer;
+use reqwest::StatusCode;
+use serde_json::json;
+
+const TOKEN: &str = "s3cret-token";
+
+async fn gateway(dir: &std::path::Path) -> HttpPeer {
+    let config = config(
+        dir,
+        &[],
+        "",
+        r#"{"allowedOrigins": ["https://app.example.com"]}"#,
+    );
+    let config = config.display().to_string();
+    HttpPeer::start(
+        MCPX,
+        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
+        &[("MCPX_TOKEN", TOKEN)],
+        "/mcp",
+    )
+    .await
+}
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string()
+}
+
+fn post(http: &reqwest::Client, url: &str, body: String) -> reqwest::RequestBuilder {
+    http.post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_request_is_checked_before_it_reaches_the_gateway() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let peer = gateway(dir.path()).await;
+    let http = reqwest::Client::new();
+    let url = peer.url.as_str();
+    let bearer = format!("Bearer {TOKEN}");
+
+    let status = |r: reqwest::Response| r.status();
+    let no_token = post(&http, url, initialize()).send().await.unwrap();
+    assert_eq!(status(no_token), StatusCode::UNAUTHORIZED);
+    let wrong = post(&http, url, initialize())
+        .header("authorization", "Bearer s3cret-tokeN")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(wrong.headers()["www-authenticate"], "Bearer");
+
+    let foreign = post(&http, url, initialize())
+        .header("authorization", &bearer)
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+    for allowed in ["http://localhost:3000", "https://app.example.com"] {
+        let ok = post(&http, url, initialize())
+            .header("authorization", &bearer)
+            .header("origin", allowed)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ok.status(), StatusCode::OK, "{allowed}");
+    }
+
+    let opened = post(&http, url, initialize())
+        .header("authorization", &bearer)
+        .send()
+        .await
+        .unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(session.len(), 32);
+    assert!(session.bytes().all(|b| b.is_ascii_hexdigit()));
+    let body = opened.text().await.unwrap();
+    assert!(body.contains(r#""protocolVersion":"2025-11-25""#), "{body}");
+
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let without = post(&http, url, list.clone())
+        .header("authorization", &bearer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(without.status(), StatusCode::BAD_REQUEST);
+    let unknown = post(&http, url, list.clone())
+        .header("authorization", &bearer)
+        .header("mcp-session-id", "0123456789abcdef0123456789abcdef")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    let odd_version = post(&http, url, list.clone())
+        .header("authorization", &bearer)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "1999-01-01")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(odd_version.status(), StatusCode::BAD_REQUEST);
+
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(MAX_FRAME_BYTES)
+    );
+    let too_large = post(&http, url, huge)
+        .header("authorization", &bearer)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(too_large.status(), StatusCode::PAYLOAD_TOO_LARGE);
+
+    let listed = post(&http, url, list)
+        .header("authorization", &bearer)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    assert!(listed.text().await.unwrap().contains("demo__get-sum"));
+
+    let ended = http
+        .delete(url)
+        .header("authorization", &bearer)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), StatusCode::OK);
+    let gone = post(
+        &http,
+        url,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}).to_string(),
+    )
+    .header("authorization", &bearer)
+    .header("mcp-session-id", &session)
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_calls_through_the_http_front() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let peer = gateway(dir.path()).await;
+    let transport = HttpTransport::new(&HttpConfig {
+        url: peer.url.clone(),
+        headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
+    })
+    .unwrap();
+    let (client, _events) =
+        Client::connect_with(Recording::new(spec, transport), ClientOptions::default())
+            .await
+            .unwrap();
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    let (tools, _) = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name() == "demo__get-sum"));
+
+    let summed = client
+        .call_tool("demo__get-sum", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    assert_eq!(
+        summed.response.result_text(),
+        r#"{"content":[{"type":"text","text":"5"}],"structuredContent":{"sum":5}}"#
+    );
+    let drifted = client
+        .call_tool("demo__drifting-output", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(drifted.response.result_text(), DRIFTING);
+    assert_eq!(
+        drifted.warnings.len(),
+        1,
+        "the client's own check sees the drift too"
+    );
+
+    // The gateway enforces for clients that do not check (a raw request).
+    let raw = client
+        .request("tools/list", None, mcpclient::CallOptions::default())
+        .await
+        .unwrap();
+    assert!(raw.result_text().contains("demo__count"));
+    let (mut options, mut progress) = mcpclient::CallOptions::with_progress();
+    options.timeout = None;
+    let counted = client
+        .call_tool_with("demo__count", json!({"steps": 2}), options)
+        .await
+        .unwrap();
+    assert!(counted.response.result_text().contains("counted to 2"));
+    let mut steps = Vec::new();
+    while let Ok(step) = progress.try_recv() {
+        steps.push(step["progress"].clone());
+    }
+    assert_eq!(steps, [json!(1), json!(2)]);
+    drop(client);
+    common::demo_transcript(dir.path(), spec);
+}
+
+#[test]
+fn listening_beyond_loopback_needs_a_token() {
+    let out = std::process::Command::new(MCPX)
+        .args([
+            "--config",
+            "examples/mcpx.json",
+            "serve",
+            "--http",
+            "0.0.0.0:0",
+        ])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .env_remove("MCPX_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("0.0.0.0:0 is not a loopback address: serving it needs a bearer token"),
+        "{err}"
+    );
+}
