@@ -23,7 +23,10 @@ use tokio::task::AbortHandle;
 use crate::bridge::Asked;
 use crate::catalog::{changes, Catalog, Route};
 use crate::upstream::{self, State, Upstream};
-use crate::{GatewayOptions, InvalidArguments, Outbox, Session, UpstreamConfig};
+use crate::{
+    GatewayOptions, InvalidArguments, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT,
+    START_TIMEOUT,
+};
 
 /// The gateway. Cloning it gives another handle to the same gateway.
 #[derive(Clone)]
@@ -304,7 +307,8 @@ impl Inner {
         }
     }
 
-    /// Starts what is not started yet and waits (bounded) for every server that is starting.
+    /// Starts what is not started yet and waits, at most [`SETTLE_TIMEOUT`], for every server
+    /// that is starting.
     async fn settle(self: &Arc<Self>) {
         for upstream in &self.upstreams {
             self.supervise(upstream);
@@ -313,7 +317,7 @@ impl Inner {
             .upstreams
             .iter()
             .filter(|u| matches!(u.state(), State::Idle | State::Starting));
-        futures_util::future::join_all(starting.map(|u| u.settled())).await;
+        futures_util::future::join_all(starting.map(|u| u.settled(SETTLE_TIMEOUT))).await;
     }
 
     /// The running server `index`, waiting for it if it is starting.
@@ -322,7 +326,7 @@ impl Inner {
         if let Some(running) = upstream.running() {
             return Ok(running);
         }
-        match upstream.settled().await {
+        match upstream.settled(START_TIMEOUT).await {
             State::Ready(running) => Ok(running),
             _ => Err(error(-32603, upstream.unavailable())),
         }

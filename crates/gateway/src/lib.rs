@@ -32,7 +32,7 @@ pub use http::{
 pub use naming::{exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
     GatewayOptions, InvalidArguments, UpstreamConfig, UpstreamTransport, INITIAL_BACKOFF,
-    MAX_BACKOFF, STABLE_AFTER, START_TIMEOUT,
+    MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
 };
 pub use session::{Outbox, Session};
 pub use stdio::serve_stdio;

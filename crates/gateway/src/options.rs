@@ -20,6 +20,10 @@ pub const STABLE_AFTER: Duration = Duration::from_secs(30);
 /// How long starting a server (spawn or connect, the handshake, the first lists) may take.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a list request waits for servers that are still starting; those not ready by then
+/// are left out of the answer, and the client is told when their tools arrive.
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How a server is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UpstreamTransport {

@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mcpclient::{
     Client, ClientError, ClientOptions, Event, HttpTransport, StdioTransport, TransportError,
@@ -91,9 +91,8 @@ impl Upstream {
         !self.supervised.swap(true, Ordering::SeqCst)
     }
 
-    /// Waits (at most [`START_TIMEOUT`]) until the server is running or down, and returns
-    /// that state.
-    pub(crate) async fn settled(&self) -> State {
+    /// Waits (at most `within`) until the server is running or down, and returns the state.
+    pub(crate) async fn settled(&self, within: Duration) -> State {
         let mut states = self.state.subscribe();
         let wait = async {
             let settled = states
@@ -101,7 +100,7 @@ impl Upstream {
                 .await;
             settled.map(|s| s.clone())
         };
-        match tokio::time::timeout(START_TIMEOUT, wait).await {
+        match tokio::time::timeout(within, wait).await {
             Ok(Ok(state)) => state,
             _ => self.state(),
         }

@@ -327,3 +327,42 @@ async fn a_crashing_server_fails_its_call_at_once_and_is_restarted() {
     assert!(changes >= 2, "withdrawn and restored: {:?}", client.seen);
     assert!(client.log().contains("server down"), "{}", client.log());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_never_answers_holds_up_nothing_else() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Started, but silent: it never answers initialize.
+    let hung = r#""hung": {"command": "sleep", "args": ["600"]}"#;
+    let config = config(dir.path(), &[], hung, "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    // Answered (within the frame wait) without the silent server's tools.
+    let names = client.tool_names().await;
+    assert!(names.contains(&"demo__get-sum".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("hung__")));
+    let summed = client.call("demo__get-sum", json!({"a": 1, "b": 2})).await;
+    assert_eq!(
+        summed.value().unwrap()["result"]["structuredContent"]["sum"],
+        3
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lazy_servers_start_on_first_use() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut client = Downstream::start(&config, &["--lazy"], json!({})).await;
+    client.request("ping", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !dir.path().join("demo.jsonl").exists(),
+        "the demo server started before anyone used it"
+    );
+    assert!(client
+        .tool_names()
+        .await
+        .contains(&"demo__get-sum".to_owned()));
+    drop(client);
+    demo_transcript(dir.path(), spec);
+}

@@ -155,6 +155,33 @@ impl Downstream {
         }
     }
 
+    /// Sends a request and returns its response; requests from the gateway on the way are
+    /// answered with `answer(request)` (a `result`), and recorded in `seen`.
+    pub async fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: impl Fn(&Value) -> Value,
+    ) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let value = self.receive().await.value().unwrap();
+            match (value.get("method").is_some(), value.get("id").is_some()) {
+                (false, true) if value["id"] == id => return value,
+                (true, true) => {
+                    let result = answer(&value);
+                    self.send(json!({"jsonrpc": "2.0", "id": value["id"], "result": result}))
+                        .await;
+                }
+                _ => {}
+            }
+            self.seen.push(value);
+        }
+    }
+
     /// A `tools/call` answered by the gateway: the response frame.
     pub async fn call(&mut self, tool: &str, arguments: Value) -> Frame {
         self.request("tools/call", json!({"name": tool, "arguments": arguments}))
