@@ -159,11 +159,34 @@ fn tools_lists_and_describes() {
         .get_output()
         .stdout
         .clone();
-    let text = String::from_utf8(out).unwrap();
-    assert!(
-        text.contains("a         integer  yes                First addend\n"),
-        "{text}"
-    );
+    insta::assert_snapshot!(String::from_utf8(out).unwrap(), @r#"
+    get-sum: Adds two integers.
+
+    ARGUMENT  TYPE     REQUIRED  DEFAULT  DESCRIPTION
+    a         integer  yes                First addend
+    b         integer  yes                Second addend
+
+    outputSchema:
+    {
+      "type": "object",
+      "properties": {
+        "sum": {
+          "type": "integer"
+        }
+      },
+      "required": [
+        "sum"
+      ]
+    }
+    "#);
+    let servers = mcpx(&config)
+        .arg("servers")
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    insta::assert_snapshot!(String::from_utf8(servers).unwrap(), @"demo	stdio	ok	2025-11-25	6 tools	0 failing the policy");
     mcpx(&config)
         .args(["tools", "demo", "nope"])
         .assert()
