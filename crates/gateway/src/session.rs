@@ -160,23 +160,29 @@ impl Session {
         lock(&self.asked).insert(key.clone(), answer);
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.outbox.send(Frame::from_value(&request), related);
-        let outcome = tokio::time::timeout(timeout, answered).await;
-        lock(&self.asked).remove(&key);
-        let frame = match outcome {
+        // Tells the client the question is withdrawn if this ends without its answer: timed
+        // out, or dropped because the server cancelled its own request.
+        let mut withdraw = Withdraw {
+            session: self,
+            key,
+            id,
+            related: related.map(str::to_owned),
+            armed: true,
+        };
+        let frame = match tokio::time::timeout(timeout, answered).await {
             Ok(Ok(frame)) => frame,
             Ok(Err(_)) => {
+                withdraw.armed = false;
                 return Err(
                     json!({"code": -32603, "message": "the client's session ended before it answered"}),
-                )
+                );
             }
             Err(_) => {
-                let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": {"requestId": id, "reason": "no answer in time"}});
-                self.outbox.send(Frame::from_value(&cancel), related);
                 return Err(json!({"code": -32603,
-                    "message": format!("the client did not answer {method} within {timeout:?}")}));
+                    "message": format!("the client did not answer {method} within {timeout:?}")}))
             }
         };
+        withdraw.armed = false;
         let mut answer = frame.value().unwrap_or(Value::Null);
         let error = answer.get("error").cloned();
         match (answer.get_mut("result"), error) {
@@ -204,6 +210,28 @@ impl Session {
             }
         }
         lock(&self.asked).clear();
+    }
+}
+
+/// Withdraws a question to the client when the wait for its answer ends without one.
+struct Withdraw<'a> {
+    session: &'a Session,
+    key: String,
+    id: String,
+    related: Option<String>,
+    armed: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.asked).remove(&self.key);
+        if self.armed {
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.id, "reason": "the server withdrew the question, or no answer came in time"}});
+            self.session
+                .outbox
+                .send(Frame::from_value(&cancel), self.related.as_deref());
+        }
     }
 }
 

@@ -5,12 +5,15 @@
 //! elicitation may wait for a person), and events go to the application's queue without
 //! blocking. When that queue is full, events are dropped and counted, and the count arrives as
 //! [`Event::Lagged`] once there is room; what the client itself must do with them is done
-//! regardless.
+//! regardless. A server that cancels its request (`notifications/cancelled`) stops the task
+//! answering it: the handler's future is dropped and no answer is sent.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
 use crate::client::Inner;
 use crate::{elicitation, Event, Frame};
@@ -21,6 +24,8 @@ pub(crate) async fn serve(
     to_app: mpsc::Sender<Event>,
 ) {
     let mut lagged = 0;
+    // The tasks answering the server's requests, by the request's id (JSON text).
+    let mut answering: HashMap<String, AbortHandle> = HashMap::new();
     while let Some(event) = events.recv().await {
         if matches!(event, Event::Closed) {
             let _ = to_app.send(event).await;
@@ -28,8 +33,20 @@ pub(crate) async fn serve(
         }
         let Some(inner) = client.upgrade() else { break };
         match &event {
-            Event::Request(frame) => answer(&inner, frame),
-            Event::Notification(frame) => notice(&inner, frame, &to_app),
+            Event::Request(frame) => {
+                answering.retain(|_, task| !task.is_finished());
+                if let Some((id, task)) = answer(&inner, frame) {
+                    answering.insert(id, task);
+                }
+            }
+            Event::Notification(frame) => {
+                if let Some(id) = cancelled(frame) {
+                    if let Some(task) = answering.remove(&id) {
+                        task.abort();
+                    }
+                }
+                notice(&inner, frame, &to_app);
+            }
             _ => {}
         }
         drop(inner);
@@ -54,10 +71,22 @@ fn deliver(to_app: &mpsc::Sender<Event>, event: Event, lagged: &mut u64) {
     }
 }
 
-/// Answers one request from the server, in a task of its own.
-fn answer(inner: &Arc<Inner>, frame: &Frame) {
-    let Ok(request) = frame.value() else { return };
+/// The id (JSON text) of the request a `notifications/cancelled` cancels.
+fn cancelled(frame: &Frame) -> Option<String> {
+    let head = frame.head()?;
+    if head.method.as_deref() != Some("notifications/cancelled") {
+        return None;
+    }
+    let notification = frame.value().ok()?;
+    Some(notification.get("params")?.get("requestId")?.to_string())
+}
+
+/// Answers one request from the server, in a task of its own: the request's id (JSON text) and
+/// the task.
+fn answer(inner: &Arc<Inner>, frame: &Frame) -> Option<(String, AbortHandle)> {
+    let request = frame.value().ok()?;
     let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let key = id.to_string();
     let method = request
         .get("method")
         .and_then(Value::as_str)
@@ -66,7 +95,7 @@ fn answer(inner: &Arc<Inner>, frame: &Frame) {
     let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
     let handlers = inner.handlers.clone();
     let client = Arc::downgrade(inner);
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let outcome: Result<Value, Value> = match method.as_str() {
             "ping" => Ok(json!({})),
             "elicitation/create" if handlers.elicitation.is_some() => {
@@ -97,6 +126,7 @@ fn answer(inner: &Arc<Inner>, frame: &Frame) {
             let _ = inner.connection.send(Frame::from_value(&answer)).await;
         }
     });
+    Some((key, task.abort_handle()))
 }
 
 /// Acts on the notifications the client itself cares about: a changed tool list is listed and

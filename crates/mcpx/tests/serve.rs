@@ -366,3 +366,53 @@ async fn lazy_servers_start_on_first_use() {
     drop(client);
     demo_transcript(dir.path(), spec);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_the_server_withdraws_is_withdrawn_from_the_client() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--faults"], "", "");
+    let mut client = Downstream::start(&config, &[], json!({"elicitation": {}})).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 70, "method": "tools/call",
+            "params": {"name": "demo__withdrawn-question", "arguments": {}}}))
+        .await;
+    let asked = loop {
+        let frame = client.receive().await.value().unwrap();
+        if frame["method"] == "elicitation/create" {
+            break frame;
+        }
+    };
+    // Any traffic to the server makes it withdraw its question.
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 71, "method": "tools/call",
+            "params": {"name": "demo__echo", "arguments": {"text": "hi"}}}))
+        .await;
+    let withdrawn = client.response_to(70).await.value().unwrap();
+    assert_eq!(
+        withdrawn["result"]["content"][0]["text"],
+        "question withdrawn"
+    );
+    // The client is told the question is withdrawn (after the answers or before: the
+    // cancellation takes its own path).
+    let told = |m: &Value| {
+        m["method"] == "notifications/cancelled" && m["params"]["requestId"] == asked["id"]
+    };
+    while !client.seen.iter().any(told) {
+        let frame = client.receive().await.value().unwrap();
+        client.seen.push(frame);
+    }
+    // A late answer from the client goes nowhere.
+    client
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"}}))
+        .await;
+    client.request("ping", json!({})).await;
+    drop(client);
+    let transcript = demo_transcript(dir.path(), spec);
+    assert!(
+        !transcript
+            .iter()
+            .any(|e| e["message"]["id"] == "fixture-withdrawn" && e["from"] == "client"),
+        "the withdrawn question was answered upstream"
+    );
+}
