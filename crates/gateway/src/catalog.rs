@@ -129,3 +129,44 @@ enum Kind {
     Tool,
     Prompt,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_route_by_uri_then_by_the_longest_template() {
+        let catalog = Catalog {
+            resource_routes: HashMap::from([("file:///a/listed".to_owned(), 0)]),
+            template_routes: vec![
+                ("file:///".to_owned(), 1),
+                ("file:///a/".to_owned(), 2),
+                (String::new(), 3),
+            ],
+            ..Catalog::default()
+        };
+        assert_eq!(catalog.resource_server("file:///a/listed"), Some(0));
+        assert_eq!(catalog.resource_server("file:///a/other"), Some(2));
+        assert_eq!(catalog.resource_server("file:///b"), Some(1));
+        // A template that is all variable (`{uri}`) routes nothing: it would catch everything.
+        assert_eq!(catalog.resource_server("https://x"), None);
+    }
+
+    #[test]
+    fn changes_name_the_lists_that_differ() {
+        let old = Catalog::default();
+        let new = Catalog {
+            tools: vec![serde_json::json!({"name": "a__b"})],
+            ..Catalog::default()
+        };
+        assert_eq!(changes(&old, &new), ["notifications/tools/list_changed"]);
+        assert!(changes(
+            &new,
+            &Catalog {
+                tools: new.tools.clone(),
+                ..Catalog::default()
+            }
+        )
+        .is_empty());
+    }
+}

@@ -416,3 +416,35 @@ async fn a_question_the_server_withdraws_is_withdrawn_from_the_client() {
         "the withdrawn question was answered upstream"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_protocol_version_is_negotiated_and_spoken() {
+    for version in mcpclient::ACCEPTED_VERSIONS {
+        let Some(spec) = mcpspec::spec_or_skip(version) else {
+            return;
+        };
+        // Each version's frames are checked against that version's own schema.
+        let spec: &'static mcpspec::Spec = Box::leak(Box::new(spec));
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), &[], "", "");
+        let mut client = Downstream::start_speaking(spec, &config, &[], json!({})).await;
+        assert!(
+            client.tool_names().await.contains(&"demo__echo".to_owned()),
+            "{version}"
+        );
+        let echoed = client.call("demo__echo", json!({"text": version})).await;
+        assert_eq!(
+            echoed.value().unwrap()["result"]["content"][0]["text"],
+            version
+        );
+        let rejected = client
+            .call("demo__echo", json!({"text": ""}))
+            .await
+            .value()
+            .unwrap();
+        assert_eq!(
+            rejected["error"]["data"]["violations"][0],
+            "$.text: minLength: got 0 characters, want 1"
+        );
+    }
+}

@@ -12,11 +12,12 @@ use serde_json::json;
 
 const TOKEN: &str = "s3cret-token";
 
-async fn gateway(dir: &std::path::Path) -> HttpPeer {
+/// `mcpx serve --http` on loopback with [`TOKEN`], in front of the demo server and `extra`.
+async fn gateway(dir: &std::path::Path, extra: &str) -> HttpPeer {
     let config = config(
         dir,
         &[],
-        "",
+        extra,
         r#"{"allowedOrigins": ["https://app.example.com"]}"#,
     );
     let config = config.display().to_string();
@@ -47,7 +48,7 @@ fn post(http: &reqwest::Client, url: &str, body: String) -> reqwest::RequestBuil
 async fn every_request_is_checked_before_it_reaches_the_gateway() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let peer = gateway(dir.path()).await;
+    let peer = gateway(dir.path(), "").await;
     let http = reqwest::Client::new();
     let url = peer.url.as_str();
     let bearer = format!("Bearer {TOKEN}");
@@ -163,7 +164,7 @@ async fn every_request_is_checked_before_it_reaches_the_gateway() {
 async fn a_client_calls_through_the_http_front() {
     let Some(spec) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let peer = gateway(dir.path()).await;
+    let peer = gateway(dir.path(), "").await;
     let transport = HttpTransport::new(&HttpConfig {
         url: peer.url.clone(),
         headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
@@ -216,6 +217,53 @@ async fn a_client_calls_through_the_http_front() {
     assert_eq!(steps, [json!(1), json!(2)]);
     drop(client);
     common::demo_transcript(dir.path(), spec);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_clients_credentials_never_reach_a_server() {
+    let (Some(spec), Some(python)) = (spec(), mcpx_interop::python()) else {
+        return;
+    };
+    let script = mcpx_interop::peer_file("python_peer.py");
+    let server = HttpPeer::start(
+        &python.display().to_string(),
+        &[&script, "http"],
+        &[],
+        "/mcp",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let py = format!(
+        r#""py": {{"url": "{}", "headers": {{"X-Upstream-Key": "for-py-only"}}}}"#,
+        server.url
+    );
+    let peer = gateway(dir.path(), &py).await;
+    let transport = HttpTransport::new(&HttpConfig {
+        url: peer.url.clone(),
+        headers: vec![
+            ("Authorization".into(), format!("Bearer {TOKEN}")),
+            ("X-Client-Secret".into(), "the client's own".into()),
+        ],
+    })
+    .unwrap();
+    let (client, _events) =
+        Client::connect_with(Recording::new(spec, transport), ClientOptions::default())
+            .await
+            .unwrap();
+    client.list_tools().await.unwrap();
+    let header = |name: &'static str| {
+        let client = &client;
+        async move {
+            let answer = client
+                .call_tool("py__header", json!({"name": name}))
+                .await
+                .unwrap();
+            answer.response.result().unwrap()["content"][0]["text"].clone()
+        }
+    };
+    assert_eq!(header("x-upstream-key").await, "for-py-only");
+    assert_eq!(header("authorization").await, "");
+    assert_eq!(header("x-client-secret").await, "");
 }
 
 #[test]

@@ -78,6 +78,17 @@ pub struct Downstream {
 impl Downstream {
     /// Starts `mcpx --config CONFIG serve ARGS` and initializes with `capabilities`.
     pub async fn start(config: &Path, args: &[&str], capabilities: Value) -> Downstream {
+        let spec = spec().expect("checked by the caller");
+        Downstream::start_speaking(spec, config, args, capabilities).await
+    }
+
+    /// [`Downstream::start`] speaking the version of `spec`, every frame checked against it.
+    pub async fn start_speaking(
+        spec: &'static Spec,
+        config: &Path,
+        args: &[&str],
+        capabilities: Value,
+    ) -> Downstream {
         let mut all = vec![
             "--config".to_owned(),
             config.display().to_string(),
@@ -91,7 +102,7 @@ impl Downstream {
         })
         .unwrap();
         let mut downstream = Downstream {
-            transport: Recording::new(spec().expect("checked by the caller"), transport),
+            transport: Recording::new(spec, transport),
             next_id: 1,
             seen: Vec::new(),
         };
