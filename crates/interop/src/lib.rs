@@ -128,6 +128,11 @@ impl HttpPeer {
         }
     }
 
+    /// The peer's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self._child.id()
+    }
+
     /// A Streamable HTTP transport to this peer, every frame checked, and its session handle.
     pub fn transport(&self) -> (Recording<'static, HttpTransport>, HttpSession) {
         http_to(&self.url)

@@ -1,0 +1,286 @@
+//! A load generator for MCP servers and gateways: `tools/call`s against the demo server's tools,
+//! from several client connections at a given concurrency, every answer checked.
+//!
+//! It speaks plain JSON-RPC ([`mcpclient::Connection`]), never checking arguments itself, so
+//! that invalid calls reach whatever is under test. Each call's verdict is known in advance and
+//! checked on its answer: a valid `get-sum` must come back with the sum of *its* arguments (an
+//! answer delivered to the wrong request fails), an invalid one with error -32602, a drifting
+//! one with the demo server's exact result text. Answers nobody waits for (late, duplicated or
+//! invented) are counted. Used by the reliability tests and by `scripts/bench`.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcpclient::{
+    Connection, Event, HttpConfig, HttpTransport, RpcError, StdioCommand, StdioTransport,
+    OFFERED_VERSION,
+};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+/// Failures kept word for word in a report; more are only counted.
+pub const MAX_FAILURES_KEPT: usize = 20;
+
+/// What is under load.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A server (or `mcpx serve`) started once per client connection.
+    Stdio(StdioCommand),
+    /// A Streamable HTTP endpoint; each client connection is a session.
+    Http(HttpConfig),
+}
+
+/// One kind of call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// `get-sum` with valid arguments: the answer must be their sum.
+    Valid,
+    /// `get-sum` with a string where an integer belongs: the answer must be error -32602.
+    Invalid,
+    /// `drifting-output`: the answer must be the demo server's result, byte for byte.
+    Drifting,
+}
+
+impl Call {
+    /// The kind named `name` (`valid`, `invalid`, `drifting`).
+    pub fn named(name: &str) -> Option<Call> {
+        match name {
+            "valid" => Some(Call::Valid),
+            "invalid" => Some(Call::Invalid),
+            "drifting" => Some(Call::Drifting),
+            _ => None,
+        }
+    }
+}
+
+/// How to load.
+#[derive(Debug, Clone)]
+pub struct Load {
+    /// Client connections (sessions), each with its own handshake.
+    pub clients: usize,
+    /// Calls in flight at once on each connection.
+    pub concurrency: usize,
+    /// Calls in all.
+    pub calls: usize,
+    /// The kinds of call, taken in turn.
+    pub mix: Vec<Call>,
+    /// Before each tool's name: `demo__` through the gateway, nothing for the server itself.
+    pub prefix: String,
+    /// How long one call may take.
+    pub timeout: Duration,
+}
+
+/// What happened.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Calls made.
+    pub calls: usize,
+    /// Calls answered with the expected verdict.
+    pub right: usize,
+    /// The first [`MAX_FAILURES_KEPT`] calls that were not, and why.
+    pub failures: Vec<String>,
+    /// Answers that matched no call in flight.
+    pub unmatched: u64,
+    /// How long the calls took, from the first to the last (handshakes excluded).
+    pub elapsed: Duration,
+    /// Each call's latency, sorted.
+    pub latencies: Vec<Duration>,
+}
+
+impl Report {
+    /// The latency at quantile `q` (0.5 for the median).
+    pub fn quantile(&self, q: f64) -> Duration {
+        if self.latencies.is_empty() {
+            return Duration::ZERO;
+        }
+        let at = ((self.latencies.len() - 1) as f64 * q).round() as usize;
+        self.latencies[at.min(self.latencies.len() - 1)]
+    }
+
+    /// Calls per second.
+    pub fn throughput(&self) -> f64 {
+        self.calls as f64 / self.elapsed.as_secs_f64().max(f64::EPSILON)
+    }
+
+    /// The report as one JSON object.
+    pub fn to_json(&self) -> Value {
+        let micros = |d: Duration| d.as_secs_f64() * 1e6;
+        json!({
+            "calls": self.calls,
+            "right": self.right,
+            "wrong": self.calls - self.right,
+            "failures": self.failures,
+            "unmatched": self.unmatched,
+            "seconds": self.elapsed.as_secs_f64(),
+            "calls_per_second": self.throughput(),
+            "p50_us": micros(self.quantile(0.5)),
+            "p99_us": micros(self.quantile(0.99)),
+        })
+    }
+}
+
+struct Tally {
+    right: AtomicUsize,
+    failures: Mutex<Vec<String>>,
+    latencies: Mutex<Vec<Duration>>,
+    unmatched: Arc<AtomicU64>,
+}
+
+impl Tally {
+    fn fail(&self, why: String) {
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if failures.len() < MAX_FAILURES_KEPT {
+            failures.push(why);
+        }
+    }
+}
+
+/// Connects one client: the handshake, and a task counting unmatched answers.
+async fn connect(
+    target: &Target,
+    timeout: Duration,
+    unmatched: Arc<AtomicU64>,
+) -> anyhow::Result<Connection> {
+    let (connection, events) = match target {
+        Target::Stdio(command) => Connection::start(StdioTransport::spawn(command)?),
+        Target::Http(config) => Connection::start(HttpTransport::new(config)?),
+    };
+    tokio::spawn(count_unmatched(events, unmatched));
+    let params = json!({"protocolVersion": OFFERED_VERSION, "capabilities": {},
+        "clientInfo": {"name": "mcpx-load", "version": env!("CARGO_PKG_VERSION")}});
+    connection
+        .request("initialize", Some(params), timeout)
+        .await?;
+    connection.notify("notifications/initialized", None).await?;
+    Ok(connection)
+}
+
+async fn count_unmatched(mut events: mpsc::Receiver<Event>, unmatched: Arc<AtomicU64>) {
+    while let Some(event) = events.recv().await {
+        if matches!(event, Event::Unmatched(_)) {
+            unmatched.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Runs `load` against `target`.
+///
+/// # Errors
+/// A client could not connect or complete its handshake.
+pub async fn run(target: &Target, load: &Load) -> anyhow::Result<Report> {
+    anyhow::ensure!(!load.mix.is_empty(), "the mix of calls is empty");
+    let unmatched = Arc::new(AtomicU64::new(0));
+    let mut connections = Vec::new();
+    for _ in 0..load.clients.max(1) {
+        connections.push(Arc::new(
+            connect(target, load.timeout, unmatched.clone()).await?,
+        ));
+    }
+    let tally = Arc::new(Tally {
+        right: AtomicUsize::new(0),
+        failures: Mutex::default(),
+        latencies: Mutex::new(Vec::with_capacity(load.calls)),
+        unmatched: unmatched.clone(),
+    });
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for connection in &connections {
+        for _ in 0..load.concurrency.max(1) {
+            let (connection, tally, next, load) = (
+                connection.clone(),
+                tally.clone(),
+                next.clone(),
+                load.clone(),
+            );
+            workers.push(tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= load.calls {
+                        break;
+                    }
+                    call(&connection, &load, i, &tally).await;
+                }
+            }));
+        }
+    }
+    for worker in workers {
+        worker.await?;
+    }
+    let elapsed = started.elapsed();
+    for connection in &connections {
+        connection.close().await;
+    }
+    let mut latencies =
+        std::mem::take(&mut *tally.latencies.lock().unwrap_or_else(|p| p.into_inner()));
+    latencies.sort_unstable();
+    let failures = tally
+        .failures
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Ok(Report {
+        calls: load.calls,
+        right: tally.right.load(Ordering::Relaxed),
+        failures,
+        unmatched: tally.unmatched.load(Ordering::Relaxed),
+        elapsed,
+        latencies,
+    })
+}
+
+/// Makes call number `i` and checks its verdict.
+async fn call(connection: &Connection, load: &Load, i: usize, tally: &Tally) {
+    let kind = load.mix[i % load.mix.len()];
+    let (tool, arguments) = match kind {
+        Call::Valid => ("get-sum", json!({"a": i, "b": 1})),
+        Call::Invalid => ("get-sum", json!({"a": i, "b": "one"})),
+        Call::Drifting => ("drifting-output", json!({})),
+    };
+    let params = json!({"name": format!("{}{tool}", load.prefix), "arguments": arguments});
+    let sent = Instant::now();
+    let answer = connection
+        .request("tools/call", Some(params), load.timeout)
+        .await;
+    let took = sent.elapsed();
+    tally
+        .latencies
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(took);
+    let verdict = match (kind, answer) {
+        (Call::Valid, Ok(response)) => {
+            let sum = response
+                .result()
+                .ok()
+                .and_then(|r| r["structuredContent"]["sum"].as_u64());
+            if sum == Some(i as u64 + 1) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "call {i}: want sum {}, got {}",
+                    i + 1,
+                    response.result_text()
+                ))
+            }
+        }
+        (Call::Invalid, Err(RpcError::Remote { code: -32602, .. })) => Ok(()),
+        (Call::Drifting, Ok(response))
+            if response.result_text() == mcpx_fixture::DRIFTING_RESULT =>
+        {
+            Ok(())
+        }
+        (kind, Ok(response)) => Err(format!(
+            "call {i} ({kind:?}): unexpected result {}",
+            response.result_text()
+        )),
+        (kind, Err(error)) => Err(format!("call {i} ({kind:?}): {error}")),
+    };
+    match verdict {
+        Ok(()) => {
+            tally.right.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(why) => tally.fail(why),
+    }
+}

@@ -1,0 +1,102 @@
+//! Load through `mcpx serve --http` (loopback only, bounded in count and time): 8 concurrent
+//! clients, 10,000 calls mixing valid, invalid and drifting-output calls, every one answered
+//! exactly once with its own answer; then a soak of 100,000 calls with the gateway's resident
+//! memory sampled.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{config, spec, MCPX};
+use mcpclient::HttpConfig;
+use mcpx_interop::HttpPeer;
+use mcpx_loadgen::{run, Call, Load, Target};
+use serde_json::Value;
+
+/// How much the gateway's resident memory may grow over the soak after its warm-up.
+const SOAK_GROWTH_LIMIT_KIB: u64 = 16 * 1024;
+
+async fn gateway(dir: &std::path::Path) -> HttpPeer {
+    let config = config(dir, &[], "", "").display().to_string();
+    HttpPeer::start(
+        MCPX,
+        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
+        &[("MCPX_LOG", "error,mcpx=info")],
+        "/mcp",
+    )
+    .await
+}
+
+fn load(clients: usize, calls: usize) -> Load {
+    Load {
+        clients,
+        concurrency: 4,
+        calls,
+        mix: vec![Call::Valid, Call::Invalid, Call::Drifting],
+        prefix: "demo__".to_owned(),
+        timeout: Duration::from_secs(60),
+    }
+}
+
+fn target(peer: &HttpPeer) -> Target {
+    Target::Http(HttpConfig {
+        url: peer.url.clone(),
+        headers: Vec::new(),
+    })
+}
+
+/// The resident memory of process `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ten_thousand_mixed_calls_from_eight_clients_are_each_answered_once_and_right() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let peer = gateway(dir.path()).await;
+    let report = run(&target(&peer), &load(8, 10_000)).await.unwrap();
+    assert_eq!(report.failures, Vec::<String>::new());
+    assert_eq!(report.right, 10_000);
+    assert_eq!(report.unmatched, 0, "answers that matched no call");
+    drop(peer);
+    // Only the valid and drifting calls reached the server (3,334 + 3,333), every frame valid.
+    let transcript = common::demo_transcript(dir.path(), spec);
+    let arrived: Vec<&Value> = transcript
+        .iter()
+        .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
+        .map(|e| &e["message"]["params"]["arguments"])
+        .collect();
+    assert_eq!(arrived.len(), 6_667);
+    assert!(arrived
+        .iter()
+        .all(|a| a.get("b") != Some(&Value::from("one"))));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
+async fn resident_memory_stays_flat_over_a_hundred_thousand_calls() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let peer = gateway(dir.path()).await;
+    let pid = peer.pid().unwrap();
+    let warm = run(&target(&peer), &load(8, 20_000)).await.unwrap();
+    assert_eq!(warm.right, 20_000, "{:?}", warm.failures);
+    let after_warm_up = rss_kib(pid);
+    let soak = run(&target(&peer), &load(8, 80_000)).await.unwrap();
+    assert_eq!(soak.right, 80_000, "{:?}", soak.failures);
+    let after_soak = rss_kib(pid);
+    eprintln!(
+        "gateway RSS: {after_warm_up} KiB after 20,000 calls, {after_soak} KiB after 100,000 ({:.0} calls/s)",
+        soak.throughput()
+    );
+    assert!(
+        after_soak <= after_warm_up + SOAK_GROWTH_LIMIT_KIB,
+        "resident memory grew from {after_warm_up} to {after_soak} KiB"
+    );
+}
