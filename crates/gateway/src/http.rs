@@ -27,6 +27,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
+use axum::serve::ListenerExt;
 use axum::Router;
 use futures_util::stream;
 use mcpclient::{Frame, ACCEPTED_VERSIONS, MAX_FRAME_BYTES};
@@ -108,6 +109,12 @@ pub async fn serve_http(
     let app = Router::new()
         .route(MCP_PATH, any(endpoint))
         .with_state(front);
+    // Without TCP_NODELAY, a small response waits for the client's delayed ACK (~40 ms).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;

@@ -30,6 +30,35 @@ fn log_to_stderr() {
         .try_init();
 }
 
+/// Standard input and output for the stdio front. When they are pipes (as when a client
+/// spawns mcpx) they are read and written as non-blocking pipes on the runtime; Tokio's own
+/// stdin and stdout go through a blocking thread for every read and write, which costs a
+/// thread hand-off per frame.
+fn stdio() -> (
+    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let input = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Receiver::from_owned_fd);
+    let output = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Sender::from_owned_fd);
+    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match input {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let output: Box<dyn tokio::io::AsyncWrite + Unpin + Send> = match output {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdout()),
+    };
+    (input, output)
+}
+
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     log_to_stderr();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -45,9 +74,12 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         let upstreams = config.servers.iter().map(|s| s.upstream()).collect();
         let gateway = Gateway::start(upstreams, options);
         let served = match serve.http {
-            None => mcpgateway::serve_stdio(&gateway, tokio::io::stdin(), tokio::io::stdout())
-                .await
-                .context("stdio front"),
+            None => {
+                let (input, output) = stdio();
+                mcpgateway::serve_stdio(&gateway, input, output)
+                    .await
+                    .context("stdio front")
+            }
             Some(addr) => {
                 // Refused before binding: nothing listens beyond loopback without a token.
                 if !addr.ip().is_loopback() && serve.token.is_none() {
