@@ -110,6 +110,9 @@ pub(crate) enum Command {
         /// Also list tools that misbehave (`crash`, `slow`), for tests.
         #[arg(long, hide = true)]
         faults: bool,
+        /// Do not stop when standard input ends (linger 60 s), for tests.
+        #[arg(long, hide = true)]
+        stubborn: bool,
         /// Append the conversation to FILE as a transcript, for tests.
         #[arg(long, hide = true, value_name = "FILE")]
         record: Option<std::path::PathBuf>,

@@ -85,6 +85,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::DemoServer {
             broken,
             faults,
+            stubborn,
             ref record,
         } => {
             let record = match record {
@@ -101,6 +102,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 record,
                 broken,
                 faults,
+                stubborn,
             };
             mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
             Ok(ExitCode::SUCCESS)

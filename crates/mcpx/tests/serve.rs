@@ -448,3 +448,59 @@ async fn every_protocol_version_is_negotiated_and_spoken() {
         );
     }
 }
+
+/// The processes whose command line mentions `marker`, with their state letter (`R`, `S`, `Z`).
+fn processes_with(marker: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+            let state = status
+                .lines()
+                .find_map(|l| l.strip_prefix("State:"))
+                .unwrap_or("gone")
+                .trim()
+                .to_owned();
+            found.push((pid, state));
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_will_not_stop_is_killed_and_reaped_when_mcpx_exits() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--stubborn"], "", "");
+    let marker = dir.path().join("demo.jsonl").display().to_string();
+    let mut gateway = tokio::process::Command::new(common::MCPX)
+        .args(["--config", &config.display().to_string(), "serve"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut demo = Vec::new();
+    for _ in 0..200 {
+        demo = processes_with(&marker);
+        if !demo.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(demo.len(), 1, "the demo server started once: {demo:?}");
+    // The client goes away: mcpx closes the server's input, waits its grace, kills and reaps it.
+    drop(gateway.stdin.take());
+    let status = tokio::time::timeout(Duration::from_secs(30), gateway.wait())
+        .await
+        .expect("mcpx exits")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let left = processes_with(&marker);
+    assert!(left.is_empty(), "left behind after mcpx exited: {left:?}");
+}
