@@ -62,6 +62,16 @@ fn excerpt(text: &str) -> String {
     }
 }
 
+/// Whether `text` may hold a `\uD800`–`\uDFFF` escape (a false positive only costs a check).
+fn has_surrogate_escape(text: &str) -> bool {
+    text.as_bytes().windows(4).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && (w[2] | 0x20) == b'd'
+            && matches!(w[3] | 0x20, b'8'..=b'9' | b'a'..=b'f')
+    })
+}
+
 impl Frame {
     /// A frame from JSON text, kept byte for byte (surrounding white space trimmed).
     ///
@@ -83,6 +93,17 @@ impl Frame {
             return Err(FrameError::NotAMessage {
                 excerpt: excerpt(trimmed),
             });
+        }
+        // Taking the text as a raw value does not check `\u` escapes; a lone surrogate
+        // (`"\udcc1"`) would be accepted here and fail every later parse. Only text with a
+        // surrogate escape pays for the full check.
+        if has_surrogate_escape(trimmed) {
+            if let Err(e) = serde_json::from_str::<Value>(trimmed) {
+                return Err(FrameError::NotJson {
+                    message: e.to_string(),
+                    excerpt: excerpt(trimmed),
+                });
+            }
         }
         Ok(Frame { raw })
     }
@@ -153,6 +174,21 @@ mod tests {
         let text = r#"{"z":1,"a":18446744073709551617,"f":0.100000000000000000000000000001,"e":1E400,"u":{"_meta":{}}}"#;
         assert_eq!(Frame::parse(text).unwrap().text(), text);
         assert_eq!(Frame::parse(&format!("  {text}\r")).unwrap().text(), text);
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_not_json() {
+        // Found by the `frames` fuzz target: accepted as a raw value, refused by every parse.
+        let lone = r#"{"title": "\ud41d\udcc1 Project Files"}"#;
+        assert!(matches!(
+            Frame::parse(lone),
+            Err(FrameError::NotJson { .. })
+        ));
+        let pair = r#"{"title": "\ud83d\ude00 \\ud800"}"#;
+        assert_eq!(
+            Frame::parse(pair).unwrap().value().unwrap()["title"],
+            "\u{1f600} \\ud800"
+        );
     }
 
     #[test]
