@@ -110,6 +110,9 @@ pub(crate) enum Command {
         /// Also list tools that misbehave (`crash`, `slow`), for tests.
         #[arg(long, hide = true)]
         faults: bool,
+        /// Also list this many generated tools, for benchmarks.
+        #[arg(long, hide = true, value_name = "N", default_value_t = 0)]
+        generated_tools: usize,
         /// Do not stop when standard input ends (linger 60 s), for tests.
         #[arg(long, hide = true)]
         stubborn: bool,

@@ -86,6 +86,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             broken,
             faults,
             stubborn,
+            generated_tools,
             ref record,
         } => {
             let record = match record {
@@ -103,6 +104,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 broken,
                 faults,
                 stubborn,
+                generated_tools,
             };
             mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
             Ok(ExitCode::SUCCESS)
