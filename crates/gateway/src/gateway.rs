@@ -44,20 +44,6 @@ pub(crate) struct Inner {
     rejected_calls: AtomicU64,
 }
 
-/// How one upstream server is doing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UpstreamStatus {
-    /// Its name in the config.
-    pub name: String,
-    /// `idle`, `starting`, `running` or `down`.
-    pub state: &'static str,
-    /// Why it is down.
-    pub reason: Option<String>,
-    /// Its tools the gateway exposes.
-    pub tools: usize,
-}
-
 type Answer = Result<String, Value>;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -148,33 +134,6 @@ impl Gateway {
                 tracing::debug!(%frame, "a frame from the client that is neither request, notification nor response")
             }
         }
-    }
-
-    /// How every upstream server is doing.
-    pub fn status(&self) -> Vec<UpstreamStatus> {
-        let catalog = self.inner.catalog();
-        self.inner
-            .upstreams
-            .iter()
-            .map(|u| {
-                let (state, reason) = match u.state() {
-                    State::Idle => ("idle", None),
-                    State::Starting => ("starting", None),
-                    State::Ready(_) => ("running", None),
-                    State::Down(reason) => ("down", Some(reason)),
-                };
-                UpstreamStatus {
-                    name: u.name().to_owned(),
-                    state,
-                    reason,
-                    tools: catalog
-                        .tool_routes
-                        .values()
-                        .filter(|r| r.upstream == u.index)
-                        .count(),
-                }
-            })
-            .collect()
     }
 
     /// Results whose `structuredContent` did not match the tool's `outputSchema` (delivered

@@ -24,7 +24,7 @@ mod session;
 mod stdio;
 mod upstream;
 
-pub use gateway::{Gateway, UpstreamStatus};
+pub use gateway::Gateway;
 pub use http::{
     serve_http, HttpError, HttpOptions, DEFAULT_HTTP_ADDR, KEEP_ALIVE, MAX_BODY_BYTES,
     MAX_SESSIONS, MCP_PATH,

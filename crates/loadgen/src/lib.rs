@@ -22,6 +22,15 @@ use tokio::sync::mpsc;
 /// Failures kept word for word in a report; more are only counted.
 pub const MAX_FAILURES_KEPT: usize = 20;
 
+/// The resident memory of process `pid` in KiB, from `/proc` (`None` where it cannot say).
+pub fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
 /// What is under load.
 #[derive(Debug, Clone)]
 pub enum Target {

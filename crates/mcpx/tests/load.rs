@@ -47,12 +47,7 @@ fn target(peer: &HttpPeer) -> Target {
 
 /// The resident memory of process `pid`, in KiB.
 fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    mcpx_loadgen::resident_kib(pid).expect("the gateway is running")
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -71,8 +71,7 @@ async fn tools_are_aggregated_inputs_enforced_and_outputs_forwarded_unchanged() 
         format!(r#"{{"jsonrpc":"2.0","id":7,"result":{DRIFTING}}}"#)
     );
 
-    client.request("ping", json!({})).await;
-    let log = client.log();
+    let log = client.close().await;
     assert!(
         log.lines().any(|l| l
             .contains("structuredContent violates outputSchema (delivered unchanged)")
@@ -80,8 +79,14 @@ async fn tools_are_aggregated_inputs_enforced_and_outputs_forwarded_unchanged() 
             && l.contains("$.sum: got string, want integer")),
         "{log}"
     );
+    // Counted: one rejected call, one drifted result.
+    assert!(
+        log.lines().any(|l| l.contains("stopped")
+            && l.contains("rejected_calls=1")
+            && l.contains("output_warnings=1")),
+        "{log}"
+    );
 
-    drop(client);
     let transcript = demo_transcript(dir.path(), spec);
     let calls: Vec<&Value> = transcript
         .iter()

@@ -13,14 +13,7 @@ use serde_json::json;
 
 /// This process's resident memory in KiB (0 where /proc cannot say).
 fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
+    mcpx_loadgen::resident_kib(std::process::id()).unwrap_or(0)
 }
 
 async fn measure(program: String, args: Vec<String>) -> anyhow::Result<serde_json::Value> {

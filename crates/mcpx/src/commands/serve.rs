@@ -106,6 +106,11 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             }
         };
         gateway.shutdown().await;
+        tracing::info!(
+            rejected_calls = gateway.rejected_calls(),
+            output_warnings = gateway.output_warnings(),
+            "stopped"
+        );
         served.map(|()| ExitCode::SUCCESS)
     })
 }

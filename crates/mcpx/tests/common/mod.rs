@@ -210,6 +210,19 @@ impl Downstream {
             .collect()
     }
 
+    /// Ends the session as a client would (closing mcpx's input) and returns mcpx's whole log,
+    /// its last line included.
+    pub async fn close(mut self) -> String {
+        self.transport.close().await.unwrap();
+        for _ in 0..100 {
+            if self.log().contains("stopped") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.log()
+    }
+
     /// The gateway's stderr so far (its log).
     pub fn log(&self) -> String {
         self.transport.inner().stderr_tail().join("\n")
