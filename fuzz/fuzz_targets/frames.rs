@@ -13,7 +13,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = frame.head().map(|h| h.id_text().map(str::len));
         }
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     runtime.block_on(async {
         let mut reader = FrameReader::new(data);
         while let Some(frame) = reader.next().await {

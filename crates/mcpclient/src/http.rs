@@ -21,10 +21,10 @@ use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::{json, Value};
-use sse_stream::SseByteStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::sse::{sse_events, SseError};
 use crate::{Frame, FrameError, Transport, TransportError, MAX_FRAME_BYTES, MAX_QUEUED_FRAMES};
 
 /// Most times in a row a stream is resumed, or the GET stream reopened, without an event
@@ -50,9 +50,6 @@ pub const MAX_REDIRECTS: usize = 5;
 
 /// Bytes of an error answer's body quoted in the error.
 const ERROR_EXCERPT_BYTES: usize = 200;
-
-/// Room for the `data:` prefixes and other fields of an SSE event around its frame.
-const SSE_EVENT_OVERHEAD: usize = 64 * 1024;
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -585,23 +582,13 @@ impl Shared {
     /// after is one already taken, and is skipped.
     async fn pump(&self, response: reqwest::Response, reply: &mut Reply) -> StreamEnd {
         let resumed_after = reply.last_event_id.clone();
-        let mut bound = EventBound::default();
-        let bytes = response.bytes_stream().map(move |chunk| match chunk {
-            Ok(chunk) => bound.check(&chunk).map(|()| chunk),
-            Err(e) => Err(BodyError::Http(e)),
-        });
-        let mut events = SseByteStream::new(bytes);
+        let mut events = std::pin::pin!(sse_events(response.bytes_stream()));
         let mut end = StreamEnd::default();
         while let Some(event) = events.next().await {
             let event = match event {
                 Ok(event) => event,
-                Err(sse_stream::Error::Body(e))
-                    if e.is::<BodyError>()
-                        && matches!(e.downcast_ref(), Some(BodyError::TooLarge)) =>
-                {
-                    reply.fatal = Some(format!(
-                        "an event of the stream is over {MAX_FRAME_BYTES} bytes"
-                    ));
+                Err(SseError::TooLarge { limit }) => {
+                    reply.fatal = Some(format!("an event of the stream is over {limit} bytes"));
                     self.report(
                         FrameError::TooLarge {
                             limit: MAX_FRAME_BYTES,
@@ -612,7 +599,7 @@ impl Shared {
                     break;
                 }
                 // A broken stream is resumed by the caller, where it can be.
-                Err(e) => {
+                Err(SseError::Broken(e)) => {
                     tracing::debug!(error = %e, "event stream broke");
                     end.broke = true;
                     break;
@@ -857,82 +844,4 @@ async fn excerpt(mut response: reqwest::Response) -> String {
     }
     body.truncate(ERROR_EXCERPT_BYTES);
     String::from_utf8_lossy(&body).trim().to_owned()
-}
-
-#[derive(Debug, thiserror::Error)]
-enum BodyError {
-    #[error(transparent)]
-    Http(reqwest::Error),
-    #[error("an event is over the size limit")]
-    TooLarge,
-}
-
-/// Bounds the size of one SSE event (the bytes between blank lines), which the parser would
-/// otherwise buffer without limit.
-struct EventBound {
-    since_boundary: usize,
-    at_line_start: bool,
-    previous: u8,
-}
-
-impl Default for EventBound {
-    fn default() -> EventBound {
-        EventBound {
-            since_boundary: 0,
-            at_line_start: true,
-            previous: 0,
-        }
-    }
-}
-
-impl EventBound {
-    fn check(&mut self, chunk: &[u8]) -> Result<(), BodyError> {
-        for &byte in chunk {
-            match byte {
-                // The second half of a CRLF ends nothing new.
-                b'\n' if self.previous == b'\r' => {}
-                b'\n' | b'\r' => {
-                    if self.at_line_start {
-                        self.since_boundary = 0;
-                    }
-                    self.at_line_start = true;
-                }
-                _ => self.at_line_start = false,
-            }
-            self.previous = byte;
-            self.since_boundary += 1;
-            if self.since_boundary > MAX_FRAME_BYTES + SSE_EVENT_OVERHEAD {
-                return Err(BodyError::TooLarge);
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_event_bound_resets_at_blank_lines_of_any_line_ending() {
-        for blank in ["\n\n", "\r\n\r\n", "\r\r"] {
-            let mut bound = EventBound::default();
-            let event = format!("data: {}{blank}", "x".repeat(MAX_FRAME_BYTES));
-            for _ in 0..3 {
-                assert!(bound.check(event.as_bytes()).is_ok(), "{blank:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn an_endless_event_is_cut() {
-        let mut bound = EventBound::default();
-        let line = format!("data: {}\n", "x".repeat(1024));
-        let over = (MAX_FRAME_BYTES + SSE_EVENT_OVERHEAD) / line.len() + 1;
-        let results: Vec<_> = (0..over)
-            .map(|_| bound.check(line.as_bytes()).is_ok())
-            .collect();
-        assert!(results[..over - 1].iter().all(|ok| *ok));
-        assert!(!results[over - 1]);
-    }
 }

@@ -21,6 +21,7 @@ mod http;
 mod lines;
 mod rpc;
 mod serve;
+mod sse;
 mod stdio;
 mod tools;
 mod transport;
@@ -41,6 +42,7 @@ pub use http::{
 };
 pub use lines::{write_frame, FrameReader};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
+pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
 pub use tools::{CallOutcome, Tool, Warning, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING};
 pub use transport::{Transport, TransportError};

@@ -9,22 +9,10 @@
 use anyhow::{anyhow, bail, Context};
 use serde_json::{Map, Value};
 
-use crate::cli::Source;
-use crate::input::read;
-
-/// The arguments object for `words`, typed by `schema` (the tool's `inputSchema`).
-pub(crate) fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
+/// The arguments object for `words`, typed by `schema` (the tool's `inputSchema`): one JSON
+/// object, or `key=value` and `key:=JSON` pairs. (`@FILE` and `-` are read by the caller.)
+pub fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
     if let [only] = words {
-        let from = |source: Source| -> anyhow::Result<Value> {
-            let text = read(&source).with_context(|| source.name())?;
-            serde_json::from_slice(&text).with_context(|| format!("{}: not JSON", source.name()))
-        };
-        if only == "-" {
-            return from(Source::Stdin);
-        }
-        if let Some(path) = only.strip_prefix('@') {
-            return from(Source::File(path.into()));
-        }
         if only.trim_start().starts_with('{') {
             return serde_json::from_str(only).context("the arguments are not a JSON object");
         }
@@ -59,7 +47,7 @@ fn escape(key: &str) -> String {
 }
 
 /// `text` as the type the property's schema names, or as a string when it does not parse so.
-pub(crate) fn typed(text: &str, property: Option<&Value>) -> Value {
+pub fn typed(text: &str, property: Option<&Value>) -> Value {
     let types: Vec<&str> = match property.and_then(|p| p.get("type")) {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),

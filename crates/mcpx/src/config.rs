@@ -14,24 +14,28 @@ use mcpgateway::{InvalidArguments, ToolFilter, UpstreamConfig};
 use schemaval::Schema;
 use serde_json::Value;
 
-pub(crate) use mcpgateway::UpstreamTransport as Transport;
+/// How a configured server is reached.
+pub use mcpgateway::UpstreamTransport as Transport;
 
 const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
 
 /// The largest config file read.
-pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// One configured server.
 #[derive(Debug, Clone)]
-pub(crate) struct Server {
-    pub(crate) name: String,
-    pub(crate) transport: Transport,
+pub struct Server {
+    /// Its key in the file.
+    pub name: String,
+    /// How it is reached.
+    pub transport: Transport,
     /// `allowTools`/`denyTools`, for the gateway.
-    pub(crate) tools: ToolFilter,
+    pub tools: ToolFilter,
 }
 
 impl Server {
-    pub(crate) fn upstream(&self) -> UpstreamConfig {
+    /// The server as the gateway takes it.
+    pub fn upstream(&self) -> UpstreamConfig {
         UpstreamConfig {
             name: self.name.clone(),
             transport: self.transport.clone(),
@@ -42,22 +46,27 @@ impl Server {
 
 /// The `gateway` section: what `mcpx serve` does besides serving.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct GatewaySection {
-    pub(crate) invalid_arguments: InvalidArguments,
-    pub(crate) allowed_origins: Vec<String>,
+pub struct GatewaySection {
+    /// What the gateway answers to arguments its schema rejects.
+    pub invalid_arguments: InvalidArguments,
+    /// Origins the HTTP front accepts besides its own.
+    pub allowed_origins: Vec<String>,
 }
 
 /// The servers of a config file, in the file's order.
 #[derive(Debug)]
-pub(crate) struct Config {
-    pub(crate) path: PathBuf,
-    pub(crate) servers: Vec<Server>,
-    pub(crate) gateway: GatewaySection,
+pub struct Config {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its servers, in the file's order.
+    pub servers: Vec<Server>,
+    /// Its `gateway` section.
+    pub gateway: GatewaySection,
 }
 
 impl Config {
     /// Finds and reads the config file.
-    pub(crate) fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
+    pub fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
         let path = match explicit {
             Some(path) => path.to_path_buf(),
             None => find().ok_or_else(|| {
@@ -75,7 +84,7 @@ impl Config {
     }
 
     /// The server called `name`.
-    pub(crate) fn server(&self, name: &str) -> anyhow::Result<&Server> {
+    pub fn server(&self, name: &str) -> anyhow::Result<&Server> {
         self.servers.iter().find(|s| s.name == name).ok_or_else(|| {
             let known: Vec<_> = self.servers.iter().map(|s| s.name.as_str()).collect();
             anyhow!(
@@ -114,7 +123,7 @@ fn read(path: &Path) -> anyhow::Result<String> {
 }
 
 /// The servers and gateway section of a config text; `lookup` gives environment variables.
-pub(crate) fn parse(
+pub fn parse(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<(Vec<Server>, GatewaySection)> {

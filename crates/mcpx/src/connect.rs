@@ -10,7 +10,7 @@ use mcpclient::{
 };
 use serde_json::{json, Value};
 
-use crate::config::{Server, Transport};
+use mcpx::config::{Server, Transport};
 
 /// How elicitation requests are answered during a call.
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 use std::io::Read;
 
 use anyhow::Context;
+use serde_json::Value;
 
 use crate::cli::Source;
 
@@ -27,4 +28,16 @@ pub(crate) fn read(source: &Source) -> anyhow::Result<Vec<u8>> {
         "larger than {MAX_INPUT_BYTES} bytes"
     );
     Ok(bytes)
+}
+
+/// A tool call's arguments from the command line: `-` or `@FILE` read as one JSON value, else
+/// [`mcpx::arguments::arguments`] (a JSON object, or `key=value` pairs typed by `schema`).
+pub(crate) fn call_arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
+    let source = match words {
+        [only] if only == "-" => Source::Stdin,
+        [only] if only.starts_with('@') => Source::File(only[1..].into()),
+        _ => return mcpx::arguments::arguments(words, schema),
+    };
+    let text = read(&source).with_context(|| source.name())?;
+    serde_json::from_slice(&text).with_context(|| format!("{}: not JSON", source.name()))
 }

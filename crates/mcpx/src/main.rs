@@ -17,10 +17,8 @@
 // NO_COLOR is set.
 use anstream::eprintln;
 
-mod arguments;
 mod cli;
 mod commands;
-mod config;
 mod connect;
 mod input;
 mod output;
@@ -30,6 +28,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
+use mcpx::config;
 
 fn main() -> ExitCode {
     let raw = cli::Cli::parse();

@@ -8,7 +8,7 @@ use mcpclient::ElicitationAnswer;
 use schemaval::Schema;
 use serde_json::{Map, Value};
 
-use crate::arguments::typed;
+use mcpx::arguments::typed;
 
 /// Asks the user on the terminal. `problems` are why the previous answer was not sent.
 pub(crate) fn ask(message: &str, schema: &Value, problems: &[String]) -> ElicitationAnswer {

@@ -1,10 +1,6 @@
 //! Each point of the dialect policy, as a test.
 
-use std::io::Read;
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
 use schemaval::{
     parse_json, CompileError, Compiler, Dialect, Schema, ValidateError, MAX_DEPTH, MAX_SCHEMA_BYTES,
@@ -30,24 +26,8 @@ fn lines(s: &Schema, instance: &str) -> Vec<String> {
 
 #[test]
 fn references_to_a_listening_loopback_server_are_refused_without_connecting() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connected = Arc::new(AtomicBool::new(false));
-    let stop = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let (connected, stop) = (connected.clone(), stop.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::SeqCst) {
-                if let Ok((mut stream, _)) = listener.accept() {
-                    connected.store(true, Ordering::SeqCst);
-                    let _ = stream.read(&mut [0u8; 64]);
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        })
-    };
-    let base = format!("http://127.0.0.1:{port}");
+    let watch = common::LoopbackWatch::start();
+    let base = watch.base.clone();
     let schemas = [
         json!({"$ref": format!("{base}/schema.json")}),
         json!({"$defs": {"unused": {"$ref": format!("{base}/unused.json#/x")}}}),
@@ -66,14 +46,7 @@ fn references_to_a_listening_loopback_server_are_refused_without_connecting() {
             "{s}: {err}"
         );
     }
-    // Give a connection that was started a chance to be seen.
-    std::thread::sleep(Duration::from_millis(100));
-    stop.store(true, Ordering::SeqCst);
-    watcher.join().unwrap();
-    assert!(
-        !connected.load(Ordering::SeqCst),
-        "the validator connected to {base}"
-    );
+    assert!(!watch.finish(), "the validator connected to {base}");
 }
 
 #[test]

@@ -11,11 +11,11 @@ use base64::Engine;
 use mcpclient::{CallOptions, ClientError, RpcError, Tool};
 use serde_json::{json, Value};
 
-use crate::arguments::arguments;
 use crate::cli::{EXIT_NO, EXIT_TROUBLE};
-use crate::config::{Config, Server};
 use crate::connect::{connect, tool, Elicit};
+use crate::input::call_arguments;
 use crate::output::{print, style};
+use mcpx::config::{Config, Server};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
@@ -227,7 +227,7 @@ pub(crate) fn call(
         let client = connect(server, elicit).await?;
         let tools = client.tools();
         let tool = tool(&tools, &server.name, tool_name)?;
-        let args = arguments(words, &tool.raw()["inputSchema"])?;
+        let args = call_arguments(words, &tool.raw()["inputSchema"])?;
         let (options, progress) = CallOptions::with_progress();
         let bar = std::io::stderr()
             .is_terminal()

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use mcpgateway::{Gateway, GatewayOptions, HttpOptions};
 
-use crate::config::Config;
+use mcpx::config::Config;
 
 /// `mcpx serve`, its arguments checked.
 #[derive(Debug)]

@@ -1,0 +1,39 @@
+//! Arbitrary text as an mcpx config file (the `mcpServers` format, validated by the bundled config
+//! schema, with `${VAR}` expansion): no panic, and a config that is accepted has every `${VAR}`
+//! in the expanded fields replaced. Variables whose names start with `SET` are set (to `v`);
+//! all others are not.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcpx::config::{parse, Transport};
+
+fn lookup(name: &str) -> Option<String> {
+    name.starts_with("SET").then(|| "v".to_owned())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok((servers, _gateway)) = parse(text, &lookup) else {
+        return;
+    };
+    for server in servers {
+        let expanded: Vec<&str> = match &server.transport {
+            Transport::Stdio(command) => std::iter::once(command.program.as_str())
+                .chain(command.args.iter().map(String::as_str))
+                .chain(command.env.iter().map(|(_, v)| v.as_str()))
+                .collect(),
+            Transport::Http(http) => std::iter::once(http.url.as_str())
+                .chain(http.headers.iter().map(|(_, v)| v.as_str()))
+                .collect(),
+        };
+        for field in expanded {
+            assert!(
+                !field.contains("${"),
+                "{}: `{field}` was not expanded",
+                server.name
+            );
+        }
+    }
+});
