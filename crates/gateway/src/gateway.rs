@@ -430,6 +430,21 @@ impl Inner {
         }
     }
 
+    /// Why `exposed` names no tool: with the reason when it names a server that is not running.
+    fn unknown_tool(&self, exposed: &str) -> String {
+        let owner = self.upstreams.iter().find(|u| {
+            exposed
+                .strip_prefix(u.name())
+                .is_some_and(|rest| rest.starts_with(crate::naming::SEPARATOR))
+        });
+        match owner {
+            Some(upstream) if upstream.running().is_none() => {
+                format!("unknown tool '{exposed}': {}", upstream.unavailable())
+            }
+            _ => format!("unknown tool '{exposed}'"),
+        }
+    }
+
     async fn call_tool(
         self: &Arc<Self>,
         session: &Arc<Session>,
@@ -447,7 +462,7 @@ impl Inner {
                     .tool_routes
                     .get(exposed)
                     .cloned()
-                    .ok_or_else(|| error(-32602, format!("unknown tool '{exposed}'")))?
+                    .ok_or_else(|| error(-32602, self.unknown_tool(exposed)))?
             }
         };
         let running = self.running(route.upstream).await?;

@@ -272,7 +272,14 @@ async fn watch_events(
                 tracing::warn!(server = upstream.name(), %error, "transport");
             }
             Event::Unmatched(frame) => {
-                tracing::debug!(server = upstream.name(), %frame, "answer nobody waits for; dropped");
+                // A late answer after a timeout, a duplicate, or an invented id: only the id
+                // is logged, since the answer may carry anything.
+                let id = frame.head().and_then(|h| h.id_text().map(str::to_owned));
+                tracing::warn!(
+                    server = upstream.name(),
+                    id = %id.as_deref().unwrap_or("none"),
+                    "answer to no pending request; dropped"
+                );
             }
             Event::Closed => return "the connection closed".to_owned(),
             _ => {}

@@ -7,6 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::{config, demo_transcript, result_text, spec, Downstream, DRIFTING};
+use mcpclient::Frame;
 use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -337,14 +338,29 @@ async fn a_crashing_server_fails_its_call_at_once_and_is_restarted() {
 async fn a_server_that_never_answers_holds_up_nothing_else() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
-    // Started, but silent: it never answers initialize.
-    let hung = r#""hung": {"command": "sleep", "args": ["600"]}"#;
-    let config = config(dir.path(), &[], hung, "");
+    // Started, but silent: it never answers initialize. And one that reads initialize and
+    // exits without answering (restarted with backoff, and failing again).
+    let others = r#""hung": {"command": "sleep", "args": ["600"]},
+        "gone": {"command": "sh", "args": ["-c", "read line; exit 3"]}"#;
+    let config = config(dir.path(), &[], others, "");
     let mut client = Downstream::start(&config, &[], json!({})).await;
     // Answered (within the frame wait) without the silent server's tools.
     let names = client.tool_names().await;
     assert!(names.contains(&"demo__get-sum".to_owned()), "{names:?}");
-    assert!(!names.iter().any(|n| n.starts_with("hung__")));
+    assert!(!names
+        .iter()
+        .any(|n| n.starts_with("hung__") || n.starts_with("gone__")));
+    let gone = client
+        .call("gone__anything", json!({}))
+        .await
+        .value()
+        .unwrap();
+    // Unknown, and why: its server is down, with the reason.
+    let message = gone["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("unknown tool 'gone__anything': server 'gone' is down: "),
+        "{gone}"
+    );
     let summed = client.call("demo__get-sum", json!({"a": 1, "b": 2})).await;
     assert_eq!(
         summed.value().unwrap()["result"]["structuredContent"]["sum"],
@@ -508,4 +524,92 @@ async fn a_server_that_will_not_stop_is_killed_and_reaped_when_mcpx_exits() {
     assert!(status.success(), "{status}");
     let left = processes_with(&marker);
     assert!(left.is_empty(), "left behind after mcpx exited: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_breaks_the_wire_protocol_gets_each_call_one_clear_answer() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--faults"], "", "");
+    let mut client = Downstream::start(&config, &["--timeout", "2"], json!({})).await;
+    let text = |frame: &Frame| frame.value().unwrap()["result"]["content"][0]["text"].clone();
+    let mut sums = 0;
+    let mut sum = async |client: &mut Downstream| {
+        sums += 1;
+        let summed = client
+            .call("demo__get-sum", json!({"a": sums, "b": 1}))
+            .await;
+        assert_eq!(
+            summed.value().unwrap()["result"]["structuredContent"]["sum"],
+            sums + 1,
+            "a later call gets its own answer"
+        );
+    };
+
+    // Lines that are not JSON are skipped; the answer after them arrives.
+    let noise = client.call("demo__noise", json!({})).await;
+    assert_eq!(
+        text(&noise),
+        "answered through the noise",
+        "{}",
+        noise.text()
+    );
+    // An answer to a request nobody sent goes nowhere; the call's own answer arrives.
+    let unknown = client.call("demo__unknown-id", json!({})).await;
+    assert_eq!(text(&unknown), "answered after an unknown id");
+    // An answer sent twice is delivered once.
+    let twice = client.call("demo__duplicate", json!({})).await;
+    assert_eq!(text(&twice), "answered twice");
+    sum(&mut client).await;
+    // An answer with both `result` and `error` is an error, not half of one.
+    let both = client.call("demo__both", json!({})).await.value().unwrap();
+    assert!(both["error"]["code"].is_i64(), "{both}");
+    assert!(both.get("result").is_none(), "{both}");
+    sum(&mut client).await;
+    // An answer over the frame limit is dropped: the call ends with the timeout.
+    let oversized = client
+        .call("demo__oversized", json!({}))
+        .await
+        .value()
+        .unwrap();
+    assert!(
+        oversized["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no answer within 2s")),
+        "{oversized}"
+    );
+    sum(&mut client).await;
+    // An answer after the timeout: the call has already ended with an error, and the late
+    // answer goes to nobody, not to the calls after it.
+    let late = client
+        .call("demo__slow", json!({"ms": 2500}))
+        .await
+        .value()
+        .unwrap();
+    assert!(late["error"]["code"].is_i64(), "{late}");
+    for _ in 0..3 {
+        sum(&mut client).await;
+    }
+
+    // Every answer came once, to the request it answers: nothing else arrived but notifications.
+    let strays: Vec<&Value> = client
+        .seen
+        .iter()
+        .filter(|m| m.get("method").is_none())
+        .collect();
+    assert!(strays.is_empty(), "answers nobody asked for: {strays:?}");
+    let log = client.close().await;
+    // Each misbehaviour is in the log, the dropped answers by id only.
+    assert!(log.contains("not JSON"), "{log}");
+    assert!(log.contains("frame too large"), "{log}");
+    assert!(log.contains(r#"id="nobody-asked""#), "{log}");
+    let dropped = log.matches("answer to no pending request").count();
+    assert_eq!(
+        dropped, 3,
+        "the invented id, the duplicate and the late answer: {log}"
+    );
+    assert!(
+        !log.contains("answered twice"),
+        "answers are not logged: {log}"
+    );
 }
