@@ -7,6 +7,10 @@
 
 #![allow(clippy::print_stderr)]
 
+mod faulty;
+
+pub use faulty::FaultyProxy;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::OnceLock;

@@ -177,3 +177,50 @@ async fn resources_and_prompts_pass_through() {
         .unwrap_err();
     assert!(matches!(err, ClientError::Reserved(_)), "{err}");
 }
+
+#[tokio::test]
+async fn a_500_and_slow_headers_end_the_call_with_a_clear_error() {
+    let (Some(python), Some(_)) = (python(), spec()) else {
+        return;
+    };
+    let python = python.display().to_string();
+    let peer = HttpPeer::start(
+        &python,
+        &[&peer_file("python_peer.py"), "http"],
+        &[],
+        "/mcp",
+    )
+    .await;
+    let proxy = common::FaultyProxy::to(&peer.url).await;
+    let (transport, _session) = common::http_to(&proxy.url);
+    let (client, _events) = connect(transport, ClientOptions::default()).await;
+    client.list_tools().await.unwrap();
+    let add = |a: i64| client.call_tool("add", json!({"a": a, "b": 1}));
+
+    proxy.fail_next(1, 500);
+    let err = add(1).await.unwrap_err();
+    assert!(
+        err.to_string().contains("HTTP 500") && err.to_string().contains("injected failure"),
+        "{err}"
+    );
+    assert_eq!(
+        add(2).await.unwrap().response.result().unwrap()["structuredContent"]["sum"],
+        3
+    );
+
+    let within = std::time::Duration::from_secs(1);
+    proxy.delay_next(within * 3);
+    let options = CallOptions {
+        timeout: Some(within),
+        ..CallOptions::default()
+    };
+    let err = client
+        .call_tool_with("add", json!({"a": 3, "b": 1}), options)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no answer within 1s"), "{err}");
+    assert_eq!(
+        add(4).await.unwrap().response.result().unwrap()["structuredContent"]["sum"],
+        5
+    );
+}
