@@ -174,6 +174,13 @@ pub async fn everything_over_http() -> Option<HttpPeer> {
     )
 }
 
+/// The Python SDK server (`peers/python_peer.py`) over Streamable HTTP on loopback.
+pub async fn python_over_http() -> Option<HttpPeer> {
+    let python = python()?.display().to_string();
+    let script = peer_file("python_peer.py");
+    Some(HttpPeer::start(&python, &[&script, "http"], &[], "/mcp").await)
+}
+
 /// Connects with `options` (the client name set to the test's).
 pub async fn connect<T: Transport + 'static>(
     transport: T,

@@ -7,7 +7,7 @@ mod common;
 use mcpclient::{CallOptions, Client, ClientError, ClientOptions, ElicitationAnswer, Handlers};
 use serde_json::json;
 
-use common::{connect, peer_file, python, spec, stdio, HttpPeer, ScriptedUser};
+use common::{connect, peer_file, python, spec, stdio, ScriptedUser};
 
 /// Structured output matches its schema; an invalid call never leaves the client.
 async fn structured_and_rejected(client: &Client) {
@@ -95,17 +95,10 @@ async fn over_stdio() {
 
 #[tokio::test]
 async fn over_streamable_http_on_loopback() {
-    let (Some(python), Some(_)) = (python(), spec()) else {
+    let Some(_) = spec() else { return };
+    let Some(peer) = common::python_over_http().await else {
         return;
     };
-    let python = python.display().to_string();
-    let peer = HttpPeer::start(
-        &python,
-        &[&peer_file("python_peer.py"), "http"],
-        &[],
-        "/mcp",
-    )
-    .await;
     let user = user();
     let (transport, session) = peer.transport();
     let (client, _events) = connect(transport, options(&user)).await;
@@ -180,17 +173,10 @@ async fn resources_and_prompts_pass_through() {
 
 #[tokio::test]
 async fn a_500_and_slow_headers_end_the_call_with_a_clear_error() {
-    let (Some(python), Some(_)) = (python(), spec()) else {
+    let Some(_) = spec() else { return };
+    let Some(peer) = common::python_over_http().await else {
         return;
     };
-    let python = python.display().to_string();
-    let peer = HttpPeer::start(
-        &python,
-        &[&peer_file("python_peer.py"), "http"],
-        &[],
-        "/mcp",
-    )
-    .await;
     let proxy = common::FaultyProxy::to(&peer.url).await;
     let (transport, _session) = common::http_to(&proxy.url);
     let (client, _events) = connect(transport, ClientOptions::default()).await;

@@ -592,12 +592,7 @@ async fn a_server_that_breaks_the_wire_protocol_gets_each_call_one_clear_answer(
     }
 
     // Every answer came once, to the request it answers: nothing else arrived but notifications.
-    let strays: Vec<&Value> = client
-        .seen
-        .iter()
-        .filter(|m| m.get("method").is_none())
-        .collect();
-    assert!(strays.is_empty(), "answers nobody asked for: {strays:?}");
+    client.assert_no_strays();
     let log = client.close().await;
     // Each misbehaviour is in the log, the dropped answers by id only.
     assert!(log.contains("not JSON"), "{log}");

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::{config, spec, Downstream};
-use mcpx_interop::{peer_file, python, FaultyProxy, HttpPeer};
+use mcpx_interop::{python_over_http, FaultyProxy};
 use serde_json::{json, Value};
 
 /// The gateway's `--timeout`, in seconds.
@@ -43,17 +43,10 @@ async fn assert_healthy(client: &mut Downstream, a: i64) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_faulty_http_server_gets_each_call_one_clear_answer() {
-    let (Some(_), Some(python)) = (spec(), python()) else {
+    let Some(_) = spec() else { return };
+    let Some(server) = python_over_http().await else {
         return;
     };
-    let script = peer_file("python_peer.py");
-    let server = HttpPeer::start(
-        &python.display().to_string(),
-        &[&script, "http"],
-        &[],
-        "/mcp",
-    )
-    .await;
     let proxy = FaultyProxy::to(&server.url).await;
     let dir = tempfile::tempdir().unwrap();
     let py = format!(r#""py": {{"url": "{}"}}"#, proxy.url);
@@ -119,12 +112,7 @@ async fn a_faulty_http_server_gets_each_call_one_clear_answer() {
     assert_eq!(proxy.initializations(), before + 1, "one new session");
 
     // Every answer came once, to its own request.
-    let strays: Vec<&Value> = client
-        .seen
-        .iter()
-        .filter(|m| m.get("method").is_none())
-        .collect();
-    assert!(strays.is_empty(), "answers nobody asked for: {strays:?}");
+    client.assert_no_strays();
     let log = client.close().await;
     assert!(log.contains("the server forgot the session"), "{log}");
 }

@@ -195,17 +195,10 @@ async fn a_client_calls_through_the_http_front() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_clients_credentials_never_reach_a_server() {
-    let (Some(spec), Some(python)) = (spec(), mcpx_interop::python()) else {
+    let Some(spec) = spec() else { return };
+    let Some(server) = mcpx_interop::python_over_http().await else {
         return;
     };
-    let script = mcpx_interop::peer_file("python_peer.py");
-    let server = HttpPeer::start(
-        &python.display().to_string(),
-        &[&script, "http"],
-        &[],
-        "/mcp",
-    )
-    .await;
     let dir = tempfile::tempdir().unwrap();
     let py = format!(
         r#""py": {{"url": "{}", "headers": {{"X-Upstream-Key": "for-py-only"}}}}"#,

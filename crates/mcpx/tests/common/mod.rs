@@ -199,6 +199,17 @@ impl Downstream {
             .await
     }
 
+    /// Asserts that every answer came once, to the request it answers: nothing arrived besides
+    /// them but notifications and requests.
+    pub fn assert_no_strays(&self) {
+        let strays: Vec<&Value> = self
+            .seen
+            .iter()
+            .filter(|m| m.get("method").is_none())
+            .collect();
+        assert!(strays.is_empty(), "answers nobody asked for: {strays:?}");
+    }
+
     /// The names of the listed tools.
     pub async fn tool_names(&mut self) -> Vec<String> {
         let listed = self.request("tools/list", json!({})).await.value().unwrap();
