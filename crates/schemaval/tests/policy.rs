@@ -546,3 +546,33 @@ fn invalid_json_and_invalid_schemas_are_typed() {
         "invalid-schema"
     );
 }
+
+// Hostile sizes: each bounded, each answered.
+
+#[test]
+fn an_enum_of_one_mebibyte_compiles_and_its_error_line_stays_short() {
+    // About 1 MiB of distinct strings, just under the document limit.
+    let items: Vec<String> = (0..49_900).map(|i| format!("value-{i:012}")).collect();
+    let s = json!({"enum": items});
+    let size = s.to_string().len();
+    assert!(size > 1_000_000 && size <= MAX_SCHEMA_BYTES, "{size}");
+    let compiled = Schema::compile(&s).unwrap();
+    assert!(compiled.is_valid(&json!("value-000000049899")));
+    let got = compiled.validate(&json!("nope")).unwrap_err().lines();
+    assert_eq!(got.len(), 1);
+    assert!(got[0].starts_with("$: "), "{}", got[0]);
+    assert!(got[0].len() <= 1024, "a line of {} bytes", got[0].len());
+}
+
+#[test]
+fn unique_items_over_a_hundred_thousand_items_is_answered() {
+    let s = schema(r#"{"uniqueItems": true}"#);
+    let numbers: Vec<Value> = (0..100_000).map(|i| json!(i)).collect();
+    assert!(s.is_valid(&Value::Array(numbers.clone())));
+    let mut repeated = numbers;
+    repeated.push(json!(99_999));
+    let got = lines(&s, &Value::Array(repeated).to_string());
+    assert_eq!(got.len(), 1, "{got:?}");
+    let objects: Vec<Value> = (0..100_000).map(|i| json!({"id": i, "tag": "x"})).collect();
+    assert!(s.is_valid(&Value::Array(objects)));
+}
