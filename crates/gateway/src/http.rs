@@ -2,7 +2,8 @@
 //!
 //! - `POST` carries one client message. `initialize` opens a session whose id (128 bits from
 //!   the OS's CSPRNG) comes back in `Mcp-Session-Id`; every later request must carry it (400
-//!   without, 404 for one that is unknown or ended). A request is answered on an SSE stream,
+//!   without, 404 for one that is unknown or ended). A session is bound to the address of the
+//!   client that opened it: its id presented from another address is unknown (404). A request is answered on an SSE stream,
 //!   which also carries what belongs to it (progress, the server's questions); a client that
 //!   accepts only JSON gets the response alone. Notifications and responses get 202.
 //! - `GET` opens the session's stream for what belongs to no request (list changes, logs);
@@ -17,12 +18,12 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::{to_bytes, Body};
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -115,9 +116,12 @@ pub async fn serve_http(
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
     Ok(())
 }
 
@@ -129,6 +133,8 @@ struct Front {
 
 struct HttpSession {
     session: Arc<Session>,
+    /// The address of the client that opened it: the id is honoured from there only.
+    owner: IpAddr,
     streams: Arc<Streams>,
     last_used: Mutex<Instant>,
 }
@@ -213,6 +219,7 @@ fn status(code: StatusCode, message: &str) -> Response {
 
 async fn endpoint(
     State(front): State<Arc<Front>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     method: Method,
     headers: HeaderMap,
     body: Body,
@@ -229,9 +236,9 @@ async fn endpoint(
         }
     }
     match method {
-        Method::POST => front.post(&headers, body).await,
-        Method::GET => front.get(&headers),
-        Method::DELETE => front.delete(&headers),
+        Method::POST => front.post(peer.ip(), &headers, body).await,
+        Method::GET => front.get(peer.ip(), &headers),
+        Method::DELETE => front.delete(peer.ip(), &headers),
         _ => (
             StatusCode::METHOD_NOT_ALLOWED,
             [(header::ALLOW, "GET, POST, DELETE")],
@@ -313,8 +320,10 @@ impl Front {
         Ok(())
     }
 
-    /// The session named by the request's `Mcp-Session-Id`: 400 without one, 404 unknown.
-    fn session(&self, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
+    /// The session named by the request's `Mcp-Session-Id`: 400 without one, 404 unknown or
+    /// opened from another address than `peer`'s (the same answer, so that a replayed id learns
+    /// nothing).
+    fn session(&self, peer: IpAddr, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -323,6 +332,14 @@ impl Front {
         };
         let found = lock(&self.sessions).get(id).cloned();
         match found {
+            Some(session) if session.owner != peer => {
+                // The id is a secret: it is not logged.
+                tracing::warn!(%peer, owner = %session.owner, "a session id presented from another address; refused");
+                Err(Refusal::new(
+                    StatusCode::NOT_FOUND,
+                    "unknown or ended session",
+                ))
+            }
             Some(session) => {
                 *lock(&session.last_used) = Instant::now();
                 Ok(session)
@@ -334,7 +351,7 @@ impl Front {
         }
     }
 
-    fn open(&self) -> Result<(String, Arc<HttpSession>), Refusal> {
+    fn open(&self, owner: IpAddr) -> Result<(String, Arc<HttpSession>), Refusal> {
         let id = new_session_id().map_err(|e| {
             tracing::error!(%e, "no randomness for a session id");
             Refusal::new(StatusCode::SERVICE_UNAVAILABLE, "cannot make a session id")
@@ -342,6 +359,7 @@ impl Front {
         let streams = Arc::new(Streams::default());
         let session = Arc::new(HttpSession {
             session: self.gateway.open_session(HttpOutbox(streams.clone())),
+            owner,
             streams,
             last_used: Mutex::new(Instant::now()),
         });
@@ -365,7 +383,7 @@ impl Front {
         Ok((id, session))
     }
 
-    async fn post(&self, headers: &HeaderMap, body: Body) -> Response {
+    async fn post(&self, peer: IpAddr, headers: &HeaderMap, body: Body) -> Response {
         let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
             Ok(bytes) => bytes,
             Err(_) => {
@@ -397,12 +415,12 @@ impl Front {
             None => (None, None),
         };
         let (session_id, session) = if method.as_deref() == Some("initialize") && id.is_some() {
-            match self.open() {
+            match self.open(peer) {
                 Ok((id, session)) => (Some(id), session),
                 Err(refused) => return refused.into_response(),
             }
         } else {
-            match self.session(headers) {
+            match self.session(peer, headers) {
                 Ok(session) => (None, session),
                 Err(refused) => return refused.into_response(),
             }
@@ -428,14 +446,14 @@ impl Front {
         response
     }
 
-    fn get(&self, headers: &HeaderMap) -> Response {
+    fn get(&self, peer: IpAddr, headers: &HeaderMap) -> Response {
         if !accepts_sse(headers) {
             return status(
                 StatusCode::NOT_ACCEPTABLE,
                 "GET needs Accept: text/event-stream",
             );
         }
-        let session = match self.session(headers) {
+        let session = match self.session(peer, headers) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
@@ -451,8 +469,8 @@ impl Front {
         sse(frames)
     }
 
-    fn delete(&self, headers: &HeaderMap) -> Response {
-        let session = match self.session(headers) {
+    fn delete(&self, peer: IpAddr, headers: &HeaderMap) -> Response {
+        let session = match self.session(peer, headers) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };

@@ -93,7 +93,11 @@ pub struct HttpPeer {
     _child: Child,
     /// The MCP endpoint.
     pub url: String,
+    log: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
 }
+
+/// Lines of a peer's standard error kept for [`HttpPeer::log`] (the newest).
+const MAX_LOG_LINES: usize = 10_000;
 
 impl HttpPeer {
     /// Starts `program args` (with `env`), waits for the line on its stderr that says
@@ -124,12 +128,33 @@ impl HttpPeer {
             address.starts_with("127.0.0.1:"),
             "{program} must listen on loopback only, not {address}"
         );
-        // Keep reading its stderr so that the pipe never fills.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        // Keep reading its stderr so that the pipe never fills; the newest lines are kept.
+        let log = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let kept = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() == MAX_LOG_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
         HttpPeer {
             _child: child,
             url: format!("http://{address}{path}"),
+            log,
         }
+    }
+
+    /// What the peer wrote on its standard error since it said it listens (the newest
+    /// [`MAX_LOG_LINES`] lines).
+    pub fn log(&self) -> String {
+        let kept = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// The peer's process id, while it runs.

@@ -117,6 +117,30 @@ async fn every_request_is_checked_before_it_reaches_the_gateway() {
     let too_large = send(&http, url, huge, &in_session).await;
     assert_eq!(too_large.status(), StatusCode::PAYLOAD_TOO_LARGE);
 
+    // The session is bound to the address that opened it: from 127.0.0.2 its id is unknown,
+    // for every method, and the session goes on for its owner.
+    let elsewhere = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .build()
+        .unwrap();
+    let replayed = send(&elsewhere, url, list.clone(), &in_session).await;
+    assert_eq!(replayed.status(), StatusCode::NOT_FOUND);
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let replayed = elsewhere
+            .request(method.clone(), url)
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(replayed.status(), StatusCode::NOT_FOUND, "{method}");
+    }
+    assert!(peer
+        .log()
+        .contains("a session id presented from another address"));
+    assert!(!peer.log().contains(&session), "session ids are not logged");
+
     let listed = send(&http, url, list, &in_session).await;
     assert_eq!(listed.status(), StatusCode::OK);
     assert!(listed.text().await.unwrap().contains("demo__get-sum"));
@@ -253,4 +277,78 @@ fn listening_beyond_loopback_needs_a_token() {
         err.contains("0.0.0.0:0 is not a loopback address: serving it needs a bearer token"),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn secrets_never_reach_the_log_even_at_trace_level() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // A server whose config carries secrets from the environment, in env and in headers.
+    let upstream = gateway(dir.path(), "").await;
+    let secrets = format!(
+        r#""keyed": {{"url": "{}", "headers": {{"Authorization": "Bearer {TOKEN}", "X-Api-Key": "${{MCPX_TEST_HEADER_SECRET}}"}}}},
+        "envy": {{"command": "{MCPX}", "args": ["demo-server"], "env": {{"API_KEY": "${{MCPX_TEST_ENV_SECRET}}"}}}}"#,
+        upstream.url
+    );
+    let inner = tempfile::tempdir().unwrap();
+    let config = config(inner.path(), &[], &secrets, "")
+        .display()
+        .to_string();
+    let front_token = "front-door-token-0451";
+    let peer = HttpPeer::start(
+        MCPX,
+        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
+        &[
+            ("MCPX_TOKEN", front_token),
+            ("MCPX_LOG", "trace"),
+            ("MCPX_TEST_HEADER_SECRET", "header-secret-7781"),
+            ("MCPX_TEST_ENV_SECRET", "env-secret-9923"),
+        ],
+        "/mcp",
+    )
+    .await;
+    // A wrong token, then a session that lists and calls (also through the keyed server).
+    let http = reqwest::Client::new();
+    let wrong = post(&http, &peer.url, initialize())
+        .header("authorization", "Bearer wrong-token-3312")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let transport = HttpTransport::new(&HttpConfig {
+        url: peer.url.clone(),
+        headers: vec![("Authorization".into(), format!("Bearer {front_token}"))],
+    })
+    .unwrap();
+    let session = transport.session();
+    let (client, _events) =
+        Client::connect_with(Recording::new(spec, transport), ClientOptions::default())
+            .await
+            .unwrap();
+    let (tools, _) = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name() == "keyed__demo__get-sum"));
+    for tool in ["envy__get-sum", "keyed__demo__get-sum"] {
+        let summed = client
+            .call_tool(tool, json!({"a": 1, "b": 2}))
+            .await
+            .unwrap();
+        assert!(summed.response.result_text().contains("3"), "{tool}");
+    }
+    let session = session.id().unwrap();
+    drop(client);
+    let log = peer.log();
+    assert!(
+        log.contains("TRACE") || log.contains("DEBUG"),
+        "a verbose log: {log}"
+    );
+    for secret in [
+        front_token,
+        "wrong-token-3312",
+        TOKEN,
+        "header-secret-7781",
+        "env-secret-9923",
+        session.as_str(),
+    ] {
+        assert!(!log.contains(secret), "`{secret}` is in the log");
+    }
 }
