@@ -181,7 +181,7 @@ async fn start(
     let failed = |e: &dyn std::fmt::Display| e.to_string();
     let (client, events) = match &config.transport {
         UpstreamTransport::Stdio(command) => {
-            let transport = StdioTransport::spawn(command).map_err(|e| failed(&e))?;
+            let transport = StdioTransport::spawn_grouped(command).map_err(|e| failed(&e))?;
             Client::connect_with(transport, options).await
         }
         UpstreamTransport::Http(http) => {

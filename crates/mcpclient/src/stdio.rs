@@ -2,8 +2,14 @@
 //!
 //! The child's stderr is captured (never mixed into stdout), keeping the last
 //! [`MAX_STDERR_LINES`] lines. Lines longer than [`crate::MAX_FRAME_BYTES`] are skipped without
-//! being held in memory. The child is killed when the transport is dropped; `close` asks it to stop by
-//! closing its stdin, waits [`STOP_GRACE`], then kills and reaps it.
+//! being held in memory.
+//!
+//! `close` asks the child to stop by closing its stdin, waits [`STOP_GRACE`], then kills and
+//! reaps it; dropping the transport kills it. Started with [`StdioTransport::spawn_grouped`]
+//! (as the gateway starts its servers), the child runs in a process group of its own, so that
+//! what it starts (a wrapper such as `npx` starts the real server as its child) stops with it:
+//! `close` and drop kill whatever is left of the group. [`StdioTransport::spawn`] leaves the
+//! child in mcpx's group, where a terminal's Ctrl-C reaches it too (the command line's case).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -39,17 +45,32 @@ pub struct StdioCommand {
 /// A running stdio server.
 pub struct StdioTransport {
     child: Child,
+    /// The child's own process group (its pid), killed as a whole; none when it shares ours.
+    group: Option<nix::unistd::Pid>,
     stdin: Option<ChildStdin>,
     stdout: FrameReader<ChildStdout>,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl StdioTransport {
-    /// Starts the server.
+    /// Starts the server in the caller's process group.
     ///
     /// # Errors
     /// [`TransportError::Spawn`] when the program cannot be started.
     pub fn spawn(command: &StdioCommand) -> Result<StdioTransport, TransportError> {
+        StdioTransport::start(command, false)
+    }
+
+    /// Starts the server in a process group of its own, killed as a whole when the transport
+    /// closes or is dropped.
+    ///
+    /// # Errors
+    /// [`TransportError::Spawn`] when the program cannot be started.
+    pub fn spawn_grouped(command: &StdioCommand) -> Result<StdioTransport, TransportError> {
+        StdioTransport::start(command, true)
+    }
+
+    fn start(command: &StdioCommand, grouped: bool) -> Result<StdioTransport, TransportError> {
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args)
             .envs(&command.env)
@@ -57,6 +78,9 @@ impl StdioTransport {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        if grouped {
+            cmd.process_group(0);
+        }
         if let Some(cwd) = &command.cwd {
             cmd.current_dir(cwd);
         }
@@ -71,8 +95,14 @@ impl StdioTransport {
         let stderr = child.stderr.take().ok_or_else(missing)?;
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone()));
+        let group = child
+            .id()
+            .filter(|_| grouped)
+            .and_then(|pid| i32::try_from(pid).ok())
+            .map(nix::unistd::Pid::from_raw);
         Ok(StdioTransport {
             child,
+            group,
             stdin: Some(stdin),
             stdout: FrameReader::new(stdout),
             stderr: tail,
@@ -125,6 +155,23 @@ impl Transport for StdioTransport {
             self.child.start_kill()?;
             self.child.wait().await?;
         }
+        self.kill_group();
         Ok(())
+    }
+}
+
+impl StdioTransport {
+    /// Kills every process left in the child's group.
+    fn kill_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            // ESRCH (nobody left) is the usual answer.
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.kill_group();
     }
 }

@@ -492,11 +492,23 @@ fn processes_with(marker: &str) -> Vec<(u32, String)> {
     found
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_server_that_will_not_stop_is_killed_and_reaped_when_mcpx_exits() {
-    let Some(_) = spec() else { return };
+/// Starts `mcpx serve` in front of a stubborn demo server and a server started through a
+/// wrapper that leaves a child of its own running (as `npx` does), waits until both run, stops
+/// mcpx with `stop`, and checks that mcpx exits 0 and that nothing of either server is left,
+/// running or zombie.
+async fn nothing_is_left_after(stop: impl FnOnce(&mut tokio::process::Child)) {
     let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), &["--stubborn"], "", "");
+    // Unique to this run: the wrapper's child's time to sleep, by which it is found in /proc
+    // (its command line, NUL-separated, so that the shell's own does not match).
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let seconds = format!("600.{}{run}", std::process::id());
+    let child_marker = format!("sleep\0{seconds}");
+    let wrapped = format!(
+        r#""wrapped": {{"command": "sh", "args": ["-c", "sleep {seconds} & exec {} demo-server"]}}"#,
+        common::MCPX
+    );
+    let config = config(dir.path(), &["--stubborn"], &wrapped, "");
     let marker = dir.path().join("demo.jsonl").display().to_string();
     let mut gateway = tokio::process::Command::new(common::MCPX)
         .args(["--config", &config.display().to_string(), "serve"])
@@ -506,24 +518,54 @@ async fn a_server_that_will_not_stop_is_killed_and_reaped_when_mcpx_exits() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut demo = Vec::new();
+    let (mut demo, mut grandchild) = (Vec::new(), Vec::new());
     for _ in 0..200 {
         demo = processes_with(&marker);
-        if !demo.is_empty() {
+        grandchild = processes_with(&child_marker);
+        if !demo.is_empty() && !grandchild.is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(demo.len(), 1, "the demo server started once: {demo:?}");
-    // The client goes away: mcpx closes the server's input, waits its grace, kills and reaps it.
-    drop(gateway.stdin.take());
+    assert_eq!(
+        grandchild.len(),
+        1,
+        "the wrapper's child runs: {grandchild:?}"
+    );
+    stop(&mut gateway);
     let status = tokio::time::timeout(Duration::from_secs(30), gateway.wait())
         .await
         .expect("mcpx exits")
         .unwrap();
     assert!(status.success(), "{status}");
-    let left = processes_with(&marker);
+    let left: Vec<_> = processes_with(&marker)
+        .into_iter()
+        .chain(processes_with(&child_marker))
+        .collect();
     assert!(left.is_empty(), "left behind after mcpx exited: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_will_not_stop_is_killed_and_reaped_when_the_client_goes() {
+    let Some(_) = spec() else { return };
+    // The client goes away: mcpx closes each server's input, waits its grace, kills and reaps
+    // it, and kills what is left of its process group.
+    nothing_is_left_after(|gateway| drop(gateway.stdin.take())).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_stops_mcpx_and_every_server_it_started() {
+    let Some(_) = spec() else { return };
+    nothing_is_left_after(|gateway| {
+        let pid = gateway.id().expect("running");
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -59,6 +59,24 @@ fn stdio() -> (
     (input, output)
 }
 
+/// Completes on SIGINT or SIGTERM: the gateway then stops its servers (and what they started)
+/// before mcpx exits, rather than leaving them behind.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(term) => term,
+        Err(error) => {
+            tracing::warn!(%error, "cannot watch SIGTERM");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT"),
+        _ = term.recv() => tracing::info!("SIGTERM"),
+    }
+}
+
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     log_to_stderr();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -76,9 +94,12 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         let served = match serve.http {
             None => {
                 let (input, output) = stdio();
-                mcpgateway::serve_stdio(&gateway, input, output)
-                    .await
-                    .context("stdio front")
+                tokio::select! {
+                    served = mcpgateway::serve_stdio(&gateway, input, output) => {
+                        served.context("stdio front")
+                    }
+                    () = stop_signal() => Ok(()),
+                }
             }
             Some(addr) => {
                 // Refused before binding: nothing listens beyond loopback without a token.
@@ -97,10 +118,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     token: serve.token.clone(),
                     allowed_origins: config.gateway.allowed_origins.clone(),
                 };
-                let stop = async {
-                    let _ = tokio::signal::ctrl_c().await;
-                };
-                mcpgateway::serve_http(gateway.clone(), listener, http, stop)
+                mcpgateway::serve_http(gateway.clone(), listener, http, stop_signal())
                     .await
                     .map_err(anyhow::Error::from)
             }
