@@ -114,7 +114,11 @@ impl Gateway {
                     .ok()
                     .and_then(|mut v| v.get_mut("params").map(Value::take))
                     .unwrap_or_else(|| json!({}));
-                session.begin(&id);
+                if let Err(reason) = session.begin(&id) {
+                    tracing::warn!(reason, "a request refused");
+                    session.refuse(&id, response(&id, Err(error(-32600, reason))));
+                    return;
+                }
                 let inner = self.inner.clone();
                 let for_task = session.clone();
                 let request_id = id.clone();

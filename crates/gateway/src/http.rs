@@ -182,22 +182,37 @@ impl Outbox for HttpOutbox {
 /// saying why.
 struct Refusal {
     status: StatusCode,
+    code: i64,
+    id: serde_json::Value,
     message: String,
 }
 
 impl Refusal {
+    /// Refused with `status`, JSON-RPC code -32600 (invalid request), for no request id.
     fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
         Refusal {
             status,
+            code: -32600,
+            id: serde_json::Value::Null,
             message: message.into(),
         }
+    }
+
+    fn with_code(self, code: i64) -> Refusal {
+        Refusal { code, ..self }
+    }
+
+    /// For the request whose id is the JSON text `id`.
+    fn for_request(self, id: &str) -> Refusal {
+        let id = serde_json::from_str(id).unwrap_or_default();
+        Refusal { id, ..self }
     }
 }
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let body = json!({"jsonrpc": "2.0", "id": null,
-            "error": {"code": -32600, "message": self.message}});
+        let body = json!({"jsonrpc": "2.0", "id": self.id,
+            "error": {"code": self.code, "message": self.message}});
         let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -397,14 +412,9 @@ impl Front {
         let frame = match Frame::parse(&text) {
             Ok(frame) => frame,
             Err(e) => {
-                let body = json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": -32700, "message": format!("parse error: {e}")}});
-                return (
-                    StatusCode::BAD_REQUEST,
-                    [(header::CONTENT_TYPE, "application/json")],
-                    body.to_string(),
-                )
-                    .into_response();
+                return Refusal::new(StatusCode::BAD_REQUEST, format!("parse error: {e}"))
+                    .with_code(-32700)
+                    .into_response()
             }
         };
         let (method, id) = match frame.head() {
@@ -431,7 +441,17 @@ impl Front {
             return StatusCode::ACCEPTED.into_response();
         };
         let (stream, frames) = mpsc::unbounded_channel();
-        lock(&session.streams.requests).insert(id, stream);
+        {
+            let mut requests = lock(&session.streams.requests);
+            if requests.contains_key(&id) {
+                // Its answer would be ambiguous; the request in flight keeps its stream.
+                let message = format!("a request with id {id} is in flight already");
+                return Refusal::new(StatusCode::CONFLICT, message)
+                    .for_request(&id)
+                    .into_response();
+            }
+            requests.insert(id, stream);
+        }
         self.gateway.receive(&session.session, frame);
         let mut response = if accepts_sse(headers) {
             sse(frames)

@@ -34,5 +34,5 @@ pub use options::{
     GatewayOptions, InvalidArguments, UpstreamConfig, UpstreamTransport, INITIAL_BACKOFF,
     MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
 };
-pub use session::{Outbox, Session};
+pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};
 pub use stdio::serve_stdio;

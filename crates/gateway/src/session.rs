@@ -25,6 +25,9 @@ pub trait Outbox: Send + Sync + 'static {
     fn finish(&self, id: &str, response: Option<Frame>);
 }
 
+/// Most requests of one session in flight at once; one more is answered at once with an error.
+pub const MAX_REQUESTS_IN_FLIGHT: usize = 256;
+
 /// What the client said about itself in `initialize`.
 #[derive(Debug, Clone, Default)]
 struct Declared {
@@ -90,10 +93,20 @@ impl Session {
         self.outbox.send(frame, related);
     }
 
-    /// Records a request from the client as in flight.
-    pub(crate) fn begin(&self, id: &str) {
+    /// Records a request from the client as in flight; why not, when its id is in flight
+    /// already (its answer would be ambiguous) or [`MAX_REQUESTS_IN_FLIGHT`] are.
+    pub(crate) fn begin(&self, id: &str) -> Result<(), String> {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        lock(&self.in_flight).insert(
+        let mut in_flight = lock(&self.in_flight);
+        if in_flight.contains_key(id) {
+            return Err(format!("a request with id {id} is in flight already"));
+        }
+        if in_flight.len() >= MAX_REQUESTS_IN_FLIGHT {
+            return Err(format!(
+                "too many requests in flight (at most {MAX_REQUESTS_IN_FLIGHT}); wait for answers"
+            ));
+        }
+        in_flight.insert(
             id.to_owned(),
             InFlight {
                 abort: None,
@@ -101,6 +114,12 @@ impl Session {
                 seq,
             },
         );
+        Ok(())
+    }
+
+    /// Answers a request that was never taken in flight (see [`Session::begin`]).
+    pub(crate) fn refuse(&self, id: &str, response: Frame) {
+        self.outbox.finish(id, Some(response));
     }
 
     /// Lets `notifications/cancelled` stop the task answering request `id`, unless it ended.

@@ -568,12 +568,17 @@ async fn sigterm_stops_mcpx_and_every_server_it_started() {
     .await;
 }
 
+/// `mcpx serve --timeout 2` in front of the demo server with its misbehaving tools.
+async fn with_faults(dir: &std::path::Path) -> Downstream {
+    let config = config(dir, &["--faults"], "", "");
+    Downstream::start(&config, &["--timeout", "2"], json!({})).await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_breaks_the_wire_protocol_gets_each_call_one_clear_answer() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), &["--faults"], "", "");
-    let mut client = Downstream::start(&config, &["--timeout", "2"], json!({})).await;
+    let mut client = with_faults(dir.path()).await;
     let text = |frame: &Frame| frame.value().unwrap()["result"]["content"][0]["text"].clone();
     let mut sums = 0;
     let mut sum = async |client: &mut Downstream| {
@@ -649,4 +654,49 @@ async fn a_server_that_breaks_the_wire_protocol_gets_each_call_one_clear_answer(
         !log.contains("answered twice"),
         "answers are not logged: {log}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repeated_id_and_requests_past_the_limit_are_answered_at_once() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = with_faults(dir.path()).await;
+    let slow = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "demo__slow", "arguments": {"ms": 5000}}})
+    };
+    // The limit's worth of calls in flight (the server takes them one by one, slowly), the same
+    // id once more, and one call past the limit.
+    let first = 1_000;
+    let limit = mcpgateway::MAX_REQUESTS_IN_FLIGHT as u64;
+    for id in first..first + limit {
+        client.send(slow(id)).await;
+    }
+    client.send(slow(first)).await;
+    client.send(slow(first + limit)).await;
+    let mut answers: std::collections::HashMap<u64, Vec<Value>> = Default::default();
+    while answers.values().map(Vec::len).sum::<usize>() < limit as usize + 2 {
+        let value = client.receive().await.value().unwrap();
+        if value.get("method").is_none() {
+            let id = value["id"].as_u64().unwrap();
+            answers.entry(id).or_default().push(value);
+        }
+    }
+    // The repeated id and the call past the limit are refused, saying why; each call in flight
+    // ends (here with the timeout), once.
+    let repeated = &answers[&first];
+    assert_eq!(repeated.len(), 2, "{repeated:?}");
+    assert!(repeated.iter().any(|a| a["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("is in flight already"))));
+    let past = &answers[&(first + limit)];
+    assert_eq!(past.len(), 1);
+    assert!(
+        past[0]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("too many requests in flight")),
+        "{past:?}"
+    );
+    assert_eq!(answers.len(), limit as usize + 1);
+    assert!(answers.values().all(|a| !a.is_empty()));
 }

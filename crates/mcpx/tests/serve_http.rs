@@ -352,3 +352,40 @@ async fn secrets_never_reach_the_log_even_at_trace_level() {
         assert!(!log.contains(secret), "`{secret}` is in the log");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_id_in_flight_twice_is_refused_and_the_other_answered() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let faulty = format!(r#""f": {{"command": "{MCPX}", "args": ["demo-server", "--faults"]}}"#);
+    let peer = gateway(dir.path(), &faulty).await;
+    let http = reqwest::Client::new();
+    let url = peer.url.clone();
+    let opened = send(&http, &url, initialize(), &[]).await;
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let slow = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "f__slow", "arguments": {"ms": 1500}}})
+    .to_string();
+    let post = || {
+        let (http, url, slow, session) = (http.clone(), url.clone(), slow.clone(), session.clone());
+        tokio::spawn(async move {
+            let answer = send(&http, &url, slow, &[("mcp-session-id", &session)]).await;
+            (answer.status(), answer.text().await.unwrap())
+        })
+    };
+    // The same id twice, the second while the first is in flight: one is answered, the other
+    // refused at once (whichever the gateway took second).
+    let first = post();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let second = post();
+    let mut answers = [first.await.unwrap(), second.await.unwrap()];
+    answers.sort_by_key(|(status, _)| *status);
+    let [(ok, answered), (conflict, refused)] = answers;
+    assert_eq!((ok, conflict), (StatusCode::OK, StatusCode::CONFLICT));
+    assert!(answered.contains("slept 1500 ms"), "{answered}");
+    assert!(refused.contains("is in flight already"), "{refused}");
+    assert!(refused.contains(r#""id":7"#), "{refused}");
+}
