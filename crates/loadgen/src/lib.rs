@@ -31,6 +31,9 @@ pub fn resident_kib(pid: u32) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// Bytes of an unexpected result quoted in a failure.
+const MAX_QUOTED_RESULT: usize = 300;
+
 /// What is under load.
 #[derive(Debug, Clone)]
 pub enum Target {
@@ -49,16 +52,23 @@ pub enum Call {
     Invalid,
     /// `drifting-output`: the answer must be the demo server's result, byte for byte.
     Drifting,
+    /// `blob` (the demo server's, with `--faults`) for a text of this many bytes: the answer
+    /// must be that text.
+    Blob(usize),
 }
 
 impl Call {
-    /// The kind named `name` (`valid`, `invalid`, `drifting`).
+    /// The kind named `name` (`valid`, `invalid`, `drifting`, `blob:BYTES`).
     pub fn named(name: &str) -> Option<Call> {
         match name {
             "valid" => Some(Call::Valid),
             "invalid" => Some(Call::Invalid),
             "drifting" => Some(Call::Drifting),
-            _ => None,
+            _ => name
+                .strip_prefix("blob:")
+                .and_then(|bytes| bytes.parse().ok())
+                .filter(|bytes| *bytes <= mcpx_fixture::MAX_BLOB_BYTES)
+                .map(Call::Blob),
         }
     }
 }
@@ -246,6 +256,7 @@ async fn call(connection: &Connection, load: &Load, i: usize, tally: &Tally) {
         Call::Valid => ("get-sum", json!({"a": i, "b": 1})),
         Call::Invalid => ("get-sum", json!({"a": i, "b": "one"})),
         Call::Drifting => ("drifting-output", json!({})),
+        Call::Blob(bytes) => ("blob", json!({"bytes": bytes})),
     };
     let params = json!({"name": format!("{}{tool}", load.prefix), "arguments": arguments});
     let sent = Instant::now();
@@ -280,10 +291,26 @@ async fn call(connection: &Connection, load: &Load, i: usize, tally: &Tally) {
         {
             Ok(())
         }
-        (kind, Ok(response)) => Err(format!(
-            "call {i} ({kind:?}): unexpected result {}",
-            response.result_text()
-        )),
+        (Call::Blob(bytes), Ok(response))
+            if response.result().ok().and_then(|r| {
+                r["content"][0]["text"]
+                    .as_str()
+                    .map(|t| t == mcpx_fixture::blob(bytes))
+            }) == Some(true) =>
+        {
+            Ok(())
+        }
+        (kind, Ok(response)) => {
+            let text = response.result_text();
+            let mut end = MAX_QUOTED_RESULT.min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            Err(format!(
+                "call {i} ({kind:?}): unexpected result {}",
+                &text[..end]
+            ))
+        }
         (kind, Err(error)) => Err(format!("call {i} ({kind:?}): {error}")),
     };
     match verdict {

@@ -8,9 +8,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use thiserror::Error;
 
-/// Largest frame accepted from a peer, in bytes (16 MiB). A longer line is skipped whole and
+/// Largest frame accepted from a peer, in bytes (64 MiB: room for a tool result carrying a
+/// large file, base64-encoded). A longer line is skipped whole, without being held, and
 /// reported; the frames after it are still read.
-pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
 /// A JSON-RPC frame: a JSON object (or, for 2025-03-26 batches, an array) as text.
 #[derive(Clone)]

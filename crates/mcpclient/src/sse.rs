@@ -201,7 +201,8 @@ mod tests {
     #[test]
     fn an_endless_event_ends_the_stream_with_a_typed_error() {
         let line = format!("data: {}\n", "x".repeat(1024 * 1024));
-        let chunks: Vec<&str> = std::iter::repeat_n(line.as_str(), 20).collect();
+        let lines = MAX_SSE_EVENT_BYTES / line.len() + 2;
+        let chunks: Vec<&str> = std::iter::repeat_n(line.as_str(), lines).collect();
         let events = events_of(&chunks);
         assert_eq!(events.len(), 1, "one error, then nothing");
         assert!(events[0].as_ref().unwrap_err().contains("over"));

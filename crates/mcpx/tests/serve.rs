@@ -568,10 +568,15 @@ async fn sigterm_stops_mcpx_and_every_server_it_started() {
     .await;
 }
 
-/// `mcpx serve --timeout 2` in front of the demo server with its misbehaving tools.
+/// The gateway's `--timeout` in the fault tests, in seconds: room for a debug build to write
+/// and skip an oversized answer.
+const FAULT_TIMEOUT: u64 = 4;
+
+/// `mcpx serve --timeout FAULT_TIMEOUT` in front of the demo server with its misbehaving tools.
 async fn with_faults(dir: &std::path::Path) -> Downstream {
     let config = config(dir, &["--faults"], "", "");
-    Downstream::start(&config, &["--timeout", "2"], json!({})).await
+    let timeout = FAULT_TIMEOUT.to_string();
+    Downstream::start(&config, &["--timeout", &timeout], json!({})).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -589,7 +594,8 @@ async fn a_server_that_breaks_the_wire_protocol_gets_each_call_one_clear_answer(
         assert_eq!(
             summed.value().unwrap()["result"]["structuredContent"]["sum"],
             sums + 1,
-            "a later call gets its own answer"
+            "a later call gets its own answer: {}",
+            summed.text().chars().take(300).collect::<String>()
         );
     };
 
@@ -622,14 +628,14 @@ async fn a_server_that_breaks_the_wire_protocol_gets_each_call_one_clear_answer(
     assert!(
         oversized["error"]["message"]
             .as_str()
-            .is_some_and(|m| m.contains("no answer within 2s")),
+            .is_some_and(|m| m.contains(&format!("no answer within {FAULT_TIMEOUT}s"))),
         "{oversized}"
     );
     sum(&mut client).await;
     // An answer after the timeout: the call has already ended with an error, and the late
     // answer goes to nobody, not to the calls after it.
     let late = client
-        .call("demo__slow", json!({"ms": 2500}))
+        .call("demo__slow", json!({"ms": FAULT_TIMEOUT * 1000 + 500}))
         .await
         .value()
         .unwrap();
@@ -663,7 +669,7 @@ async fn a_repeated_id_and_requests_past_the_limit_are_answered_at_once() {
     let mut client = with_faults(dir.path()).await;
     let slow = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "demo__slow", "arguments": {"ms": 5000}}})
+            "params": {"name": "demo__slow", "arguments": {"ms": FAULT_TIMEOUT * 1000 + 3000}}})
     };
     // The limit's worth of calls in flight (the server takes them one by one, slowly), the same
     // id once more, and one call past the limit.

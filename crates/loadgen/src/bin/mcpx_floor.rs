@@ -1,7 +1,8 @@
 //! `mcpx-floor ADDR`: the floor no HTTP gateway can beat, for `scripts/bench`. A bare HTTP
 //! server (axum on hyper) that answers each POSTed JSON-RPC message at once, as a Streamable HTTP
 //! server would without any MCP server behind it: `initialize` with a fixed result, `tools/call`
-//! with `get-sum`'s result for its arguments, notifications with 202. Prints
+//! with `get-sum`'s result for its arguments (or the demo server's `blob` text), notifications
+//! with 202. Prints
 //! `listening ADDR` on stderr. Loopback only.
 
 #![allow(clippy::print_stderr)]
@@ -25,6 +26,13 @@ async fn answer(body: String) -> Response {
         Some("initialize") => {
             json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
             "serverInfo": {"name": "mcpx-floor", "version": "0"}})
+        }
+        Some("tools/call") if message["params"]["name"] == "blob" => {
+            let bytes = message["params"]["arguments"]["bytes"]
+                .as_u64()
+                .unwrap_or(0);
+            let text = mcpx_fixture::blob(usize::try_from(bytes).unwrap_or(usize::MAX));
+            json!({"content": [{"type": "text", "text": text}]})
         }
         Some("tools/call") => {
             let args = &message["params"]["arguments"];
