@@ -48,6 +48,8 @@ pub struct Session {
     outbox: Box<dyn Outbox>,
     declared: Mutex<Declared>,
     in_flight: Mutex<HashMap<String, InFlight>>,
+    /// Told whenever a request in flight ends.
+    ended: tokio::sync::Notify,
     asked: Mutex<HashMap<String, oneshot::Sender<Frame>>>,
     next_id: AtomicU64,
     next_seq: AtomicU64,
@@ -63,6 +65,7 @@ impl Session {
             outbox,
             declared: Mutex::default(),
             in_flight: Mutex::default(),
+            ended: tokio::sync::Notify::new(),
             asked: Mutex::default(),
             next_id: AtomicU64::new(1),
             next_seq: AtomicU64::new(1),
@@ -140,6 +143,21 @@ impl Session {
     pub(crate) fn respond(&self, id: &str, response: Frame) {
         if lock(&self.in_flight).remove(id).is_some() {
             self.outbox.finish(id, Some(response));
+            self.ended.notify_waiters();
+        }
+    }
+
+    /// Waits until fewer than [`MAX_REQUESTS_IN_FLIGHT`] requests are in flight: a front that
+    /// can hold its client back (stdio) waits here instead of having requests refused.
+    pub(crate) async fn room_for_a_request(&self) {
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            if lock(&self.in_flight).len() < MAX_REQUESTS_IN_FLIGHT {
+                return;
+            }
+            ended.await;
         }
     }
 
@@ -152,6 +170,7 @@ impl Session {
                 abort.abort();
             }
             self.outbox.finish(id, None);
+            self.ended.notify_waiters();
         }
     }
 
@@ -228,6 +247,7 @@ impl Session {
                 abort.abort();
             }
         }
+        self.ended.notify_waiters();
         lock(&self.asked).clear();
     }
 }

@@ -2,27 +2,71 @@
 //!
 //! Frames are read under the same bound as from servers ([`mcpclient::MAX_FRAME_BYTES`]); a line
 //! that is not JSON is answered with a parse error and reading goes on. A writer task owns
-//! stdout so that answers from concurrent requests never interleave within a line.
+//! stdout so that answers from concurrent requests never interleave within a line. While more
+//! than [`MAX_UNREAD_BYTES`] wait for the client to read them, or its requests in flight are at
+//! [`crate::MAX_REQUESTS_IN_FLIGHT`], its input is not read: a client that does not read its
+//! answers holds itself up, not mcpx's memory, and one that pipelines many requests is paced,
+//! not refused.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use mcpclient::{write_frame, Frame, FrameReader, TransportError};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 
 use crate::{Gateway, Outbox};
 
+/// Bytes of frames waiting to be written to the client above which mcpx stops reading the
+/// client's input, until the client reads.
+pub const MAX_UNREAD_BYTES: usize = 16 * 1024 * 1024;
+
+/// What waits to be written to the client.
+#[derive(Default)]
+struct Backlog {
+    bytes: AtomicUsize,
+    drained: Notify,
+}
+
+impl Backlog {
+    /// Waits until at most [`MAX_UNREAD_BYTES`] wait.
+    async fn room(&self) {
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.bytes.load(Ordering::Acquire) <= MAX_UNREAD_BYTES {
+                return;
+            }
+            drained.await;
+        }
+    }
+}
+
+#[derive(Clone)]
 struct StdioOutbox {
     frames: mpsc::UnboundedSender<Frame>,
+    backlog: Arc<Backlog>,
+}
+
+impl StdioOutbox {
+    fn queue(&self, frame: Frame) {
+        let size = frame.text().len();
+        if self.frames.send(frame).is_ok() {
+            self.backlog.bytes.fetch_add(size, Ordering::AcqRel);
+        }
+    }
 }
 
 impl Outbox for StdioOutbox {
     fn send(&self, frame: Frame, _related: Option<&str>) {
-        let _ = self.frames.send(frame);
+        self.queue(frame);
     }
 
     fn finish(&self, _id: &str, response: Option<Frame>) {
         if let Some(frame) = response {
-            let _ = self.frames.send(frame);
+            self.queue(frame);
         }
     }
 }
@@ -38,26 +82,44 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (frames, mut queued) = mpsc::unbounded_channel::<Frame>();
+    let outbox = StdioOutbox {
+        frames,
+        backlog: Arc::default(),
+    };
+    let backlog = outbox.backlog.clone();
     let writer = tokio::spawn(async move {
         while let Some(frame) = queued.recv().await {
-            if write_frame(&mut output, &frame).await.is_err() {
+            let written = write_frame(&mut output, &frame).await;
+            backlog
+                .bytes
+                .fetch_sub(frame.text().len(), Ordering::AcqRel);
+            backlog.drained.notify_waiters();
+            if written.is_err() {
                 break;
             }
         }
+        // Nobody reads any more: nothing holds the input back.
+        backlog.bytes.store(0, Ordering::Release);
+        backlog.drained.notify_waiters();
     });
-    let session = gateway.open_session(StdioOutbox {
-        frames: frames.clone(),
-    });
+    let session = gateway.open_session(outbox.clone());
     let mut reader = FrameReader::new(input);
     let mut failed = None;
-    while let Some(frame) = reader.next().await {
+    loop {
+        // Held back, rather than refused, while the client's answers pile up unread or its
+        // requests in flight are at the limit.
+        outbox.backlog.room().await;
+        session.room_for_a_request().await;
+        let Some(frame) = reader.next().await else {
+            break;
+        };
         match frame {
             Ok(frame) => gateway.receive(&session, frame),
             Err(TransportError::BadFrame(error)) => {
                 tracing::warn!(%error, "a line from the client that is not a frame");
                 let answer = json!({"jsonrpc": "2.0", "id": null,
                     "error": {"code": -32700, "message": format!("parse error: {error}")}});
-                let _ = frames.send(Frame::from_value(&answer));
+                outbox.queue(Frame::from_value(&answer));
             }
             Err(error) => {
                 failed = Some(std::io::Error::other(error.to_string()));
@@ -67,7 +129,7 @@ where
     }
     gateway.close_session(&session);
     drop(session);
-    drop(frames);
+    drop(outbox);
     let _ = writer.await;
     failed.map_or(Ok(()), Err)
 }

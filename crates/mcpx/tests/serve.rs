@@ -492,6 +492,19 @@ fn processes_with(marker: &str) -> Vec<(u32, String)> {
     found
 }
 
+/// `mcpx --config CONFIG serve` with its input and output piped (and unread) and its log
+/// discarded; killed when dropped.
+fn serve_quietly(config: &std::path::Path) -> tokio::process::Child {
+    tokio::process::Command::new(common::MCPX)
+        .args(["--config", &config.display().to_string(), "serve"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 /// Starts `mcpx serve` in front of a stubborn demo server and a server started through a
 /// wrapper that leaves a child of its own running (as `npx` does), waits until both run, stops
 /// mcpx with `stop`, and checks that mcpx exits 0 and that nothing of either server is left,
@@ -510,14 +523,7 @@ async fn nothing_is_left_after(stop: impl FnOnce(&mut tokio::process::Child)) {
     );
     let config = config(dir.path(), &["--stubborn"], &wrapped, "");
     let marker = dir.path().join("demo.jsonl").display().to_string();
-    let mut gateway = tokio::process::Command::new(common::MCPX)
-        .args(["--config", &config.display().to_string(), "serve"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut gateway = serve_quietly(&config);
     let (mut demo, mut grandchild) = (Vec::new(), Vec::new());
     for _ in 0..200 {
         demo = processes_with(&marker);
@@ -663,7 +669,7 @@ async fn a_server_that_breaks_the_wire_protocol_gets_each_call_one_clear_answer(
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_repeated_id_and_requests_past_the_limit_are_answered_at_once() {
+async fn a_repeated_id_is_refused_and_a_client_past_the_limit_is_paced() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
     let mut client = with_faults(dir.path()).await;
@@ -671,15 +677,15 @@ async fn a_repeated_id_and_requests_past_the_limit_are_answered_at_once() {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "demo__slow", "arguments": {"ms": FAULT_TIMEOUT * 1000 + 3000}}})
     };
-    // The limit's worth of calls in flight (the server takes them one by one, slowly), the same
-    // id once more, and one call past the limit.
+    // A call, the same id again while it is in flight, then calls up to the limit and one past
+    // it. The server takes them one by one, slowly: each ends with the timeout.
     let first = 1_000;
     let limit = mcpgateway::MAX_REQUESTS_IN_FLIGHT as u64;
-    for id in first..first + limit {
+    client.send(slow(first)).await;
+    client.send(slow(first)).await;
+    for id in first + 1..=first + limit {
         client.send(slow(id)).await;
     }
-    client.send(slow(first)).await;
-    client.send(slow(first + limit)).await;
     let mut answers: std::collections::HashMap<u64, Vec<Value>> = Default::default();
     while answers.values().map(Vec::len).sum::<usize>() < limit as usize + 2 {
         let value = client.receive().await.value().unwrap();
@@ -688,21 +694,73 @@ async fn a_repeated_id_and_requests_past_the_limit_are_answered_at_once() {
             answers.entry(id).or_default().push(value);
         }
     }
-    // The repeated id and the call past the limit are refused, saying why; each call in flight
-    // ends (here with the timeout), once.
+    // The repeated id is refused at once, saying why; the first keeps its answer.
     let repeated = &answers[&first];
     assert_eq!(repeated.len(), 2, "{repeated:?}");
-    assert!(repeated.iter().any(|a| a["error"]["message"]
-        .as_str()
-        .is_some_and(|m| m.contains("is in flight already"))));
-    let past = &answers[&(first + limit)];
-    assert_eq!(past.len(), 1);
+    let messages: Vec<&str> = repeated
+        .iter()
+        .filter_map(|a| a["error"]["message"].as_str())
+        .collect();
     assert!(
-        past[0]["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("too many requests in flight")),
-        "{past:?}"
+        messages.iter().any(|m| m.contains("is in flight already")),
+        "{messages:?}"
     );
+    // Over stdio nothing is refused for the limit: the call past it waited until there was
+    // room, and every call got exactly one answer.
     assert_eq!(answers.len(), limit as usize + 1);
-    assert!(answers.values().all(|a| !a.is_empty()));
+    for (id, got) in &answers {
+        assert_eq!(got.len(), if *id == first { 2 } else { 1 }, "{id}: {got:?}");
+        let message = got[0]["error"]["message"].as_str().unwrap_or_default();
+        assert!(!message.contains("too many requests"), "{id}: {message}");
+    }
+}
+
+/// The resident memory of process `pid`, in KiB.
+fn resident_kib(pid: u32) -> u64 {
+    mcpx_loadgen::resident_kib(pid).unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory() {
+    use tokio::io::AsyncWriteExt;
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--faults"], "", "");
+    let mut gateway = serve_quietly(&config);
+    let pid = gateway.id().unwrap();
+    let mut input = gateway.stdin.take().unwrap();
+    // 3,000 calls for 256 KiB each (750 MiB of answers), written without reading any answer.
+    let calls = 3_000;
+    let writing = tokio::spawn(async move {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "never-reads", "version": "0"}}});
+        let mut text = format!(
+            "{init}\n{}\n",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+        for id in 1..=calls {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "demo__blob", "arguments": {"bytes": 256 * 1024}}});
+            text.push_str(&format!("{call}\n"));
+        }
+        let _ = input.write_all(text.as_bytes()).await;
+        input
+    });
+    // mcpx stops reading once the unread answers pass its limit: its memory levels off.
+    let mut peak = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        peak = peak.max(resident_kib(pid));
+    }
+    assert!(
+        !writing.is_finished(),
+        "mcpx kept reading requests nobody reads the answers of"
+    );
+    let bound_kib = ((mcpgateway::MAX_UNREAD_BYTES
+        + mcpgateway::MAX_REQUESTS_IN_FLIGHT * 256 * 1024)
+        / 1024) as u64
+        + 64 * 1024;
+    assert!(peak < bound_kib, "peak {peak} KiB, bound {bound_kib} KiB");
+    writing.abort();
 }

@@ -353,19 +353,26 @@ async fn secrets_never_reach_the_log_even_at_trace_level() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_request_id_in_flight_twice_is_refused_and_the_other_answered() {
-    let Some(_) = spec() else { return };
-    let dir = tempfile::tempdir().unwrap();
+/// The gateway in front of the demo server and of `f`, one with its misbehaving tools; a client
+/// and the id of the session it opened.
+async fn faulty_session(dir: &std::path::Path) -> (HttpPeer, reqwest::Client, String) {
     let faulty = format!(r#""f": {{"command": "{MCPX}", "args": ["demo-server", "--faults"]}}"#);
-    let peer = gateway(dir.path(), &faulty).await;
+    let peer = gateway(dir, &faulty).await;
     let http = reqwest::Client::new();
-    let url = peer.url.clone();
-    let opened = send(&http, &url, initialize(), &[]).await;
+    let opened = send(&http, &peer.url, initialize(), &[]).await;
     let session = opened.headers()["mcp-session-id"]
         .to_str()
         .unwrap()
         .to_owned();
+    (peer, http, session)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_id_in_flight_twice_is_refused_and_the_other_answered() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (peer, http, session) = faulty_session(dir.path()).await;
+    let url = peer.url.clone();
     let slow = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "f__slow", "arguments": {"ms": 1500}}})
     .to_string();
@@ -388,4 +395,37 @@ async fn a_request_id_in_flight_twice_is_refused_and_the_other_answered() {
     assert!(answered.contains("slept 1500 ms"), "{answered}");
     assert!(refused.contains("is in flight already"), "{refused}");
     assert!(refused.contains(r#""id":7"#), "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_past_the_limit_in_flight_is_refused_at_once() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (peer, http, session) = faulty_session(dir.path()).await;
+    // The server takes the calls one by one, each for 5 s: all of them are in flight at once
+    // but the one past the limit, which is answered at once.
+    let limit = mcpgateway::MAX_REQUESTS_IN_FLIGHT;
+    let mut calls = tokio::task::JoinSet::new();
+    for id in 0..=limit {
+        let (http, url, session) = (http.clone(), peer.url.clone(), session.clone());
+        calls.spawn(async move {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "f__slow", "arguments": {"ms": 5000}}});
+            let answer = send(
+                &http,
+                &url,
+                call.to_string(),
+                &[("mcp-session-id", &session)],
+            )
+            .await;
+            answer.text().await.unwrap()
+        });
+    }
+    let first = tokio::time::timeout(std::time::Duration::from_secs(30), calls.join_next())
+        .await
+        .expect("one answer at once")
+        .unwrap()
+        .unwrap();
+    assert!(first.contains("too many requests in flight"), "{first}");
+    calls.abort_all();
 }
