@@ -3,9 +3,10 @@
 //! - `POST` carries one client message. `initialize` opens a session whose id (128 bits from
 //!   the OS's CSPRNG) comes back in `Mcp-Session-Id`; every later request must carry it (400
 //!   without, 404 for one that is unknown or ended). A session is bound to the address of the
-//!   client that opened it: its id presented from another address is unknown (404). A request is answered on an SSE stream,
-//!   which also carries what belongs to it (progress, the server's questions); a client that
-//!   accepts only JSON gets the response alone. Notifications and responses get 202.
+//!   client that opened it: its id presented from another address is unknown (404). A request
+//!   whose answer is the first thing for it is answered with that JSON alone; else on an SSE
+//!   stream, which also carries what belongs to it (progress, the server's questions). A client
+//!   that accepts only JSON gets the response alone. Notifications and responses get 202.
 //! - `GET` opens the session's stream for what belongs to no request (list changes, logs);
 //!   `DELETE` ends the session.
 //! - Every request is checked first: an `Origin` that is not a localhost origin nor in the
@@ -298,11 +299,14 @@ fn new_session_id() -> Result<String, getrandom::Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn sse(frames: mpsc::UnboundedReceiver<Frame>) -> Response {
-    let events = stream::unfold(frames, |mut frames| async move {
-        let frame = frames.recv().await?;
+fn sse(first: Option<Frame>, frames: mpsc::UnboundedReceiver<Frame>) -> Response {
+    let events = stream::unfold((first, frames), |(first, mut frames)| async move {
+        let frame = match first {
+            Some(frame) => frame,
+            None => frames.recv().await?,
+        };
         let event = Event::default().event("message").data(frame.text());
-        Some((Ok::<_, Infallible>(event), frames))
+        Some((Ok::<_, Infallible>(event), (None, frames)))
     });
     Sse::new(events)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
@@ -454,7 +458,7 @@ impl Front {
         }
         self.gateway.receive(&session.session, frame);
         let mut response = if accepts_sse(headers) {
-            sse(frames)
+            sse_unless_answered_at_once(frames).await
         } else {
             json_answer(frames).await
         };
@@ -486,7 +490,7 @@ impl Front {
         }
         let (stream, frames) = mpsc::unbounded_channel();
         *standalone = Some(stream);
-        sse(frames)
+        sse(None, frames)
     }
 
     fn delete(&self, peer: IpAddr, headers: &HeaderMap) -> Response {
@@ -497,6 +501,24 @@ impl Front {
         lock(&self.sessions).retain(|_, s| !Arc::ptr_eq(s, &session));
         self.gateway.close_session(&session.session);
         StatusCode::OK.into_response()
+    }
+}
+
+/// For a client that takes either: when the first thing for the request, within [`KEEP_ALIVE`],
+/// is its answer (most calls: no progress, no question to the client), the answer alone as JSON,
+/// which costs the client no event parsing; else an SSE stream that starts with what came.
+async fn sse_unless_answered_at_once(mut frames: mpsc::UnboundedReceiver<Frame>) -> Response {
+    match tokio::time::timeout(KEEP_ALIVE, frames.recv()).await {
+        Ok(Some(frame)) if frame.head().is_some_and(|h| h.method.is_none()) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            frame.text().to_owned(),
+        )
+            .into_response(),
+        Ok(Some(frame)) => sse(Some(frame), frames),
+        // Cancelled before anything came: nothing to answer.
+        Ok(None) => StatusCode::ACCEPTED.into_response(),
+        Err(_) => sse(None, frames),
     }
 }
 

@@ -65,11 +65,12 @@ fn excerpt(text: &str) -> String {
 
 /// Whether `text` may hold a `\uD800`–`\uDFFF` escape (a false positive only costs a check).
 fn has_surrogate_escape(text: &str) -> bool {
-    text.as_bytes().windows(4).any(|w| {
-        w[0] == b'\\'
-            && w[1] == b'u'
-            && (w[2] | 0x20) == b'd'
-            && matches!(w[3] | 0x20, b'8'..=b'9' | b'a'..=b'f')
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, b"\\u").any(|at| {
+        bytes.get(at + 2).is_some_and(|b| (b | 0x20) == b'd')
+            && bytes
+                .get(at + 3)
+                .is_some_and(|b| matches!(b | 0x20, b'8'..=b'9' | b'a'..=b'f'))
     })
 }
 

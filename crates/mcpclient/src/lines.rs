@@ -36,7 +36,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 }
                 .into())),
                 Ok(Line::Text(bytes)) => {
-                    let text = String::from_utf8_lossy(&bytes);
+                    // Valid UTF-8 is taken without a copy; invalid bytes become U+FFFD, and
+                    // the frame is then refused or kept as the peer sent it, lossily.
+                    let text = String::from_utf8(bytes)
+                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
                     if text.trim().is_empty() {
                         continue;
                     }
@@ -104,7 +107,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(
             }
             return Ok(partial.finish());
         }
-        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+        let (chunk, done) = match memchr::memchr(b'\n', available) {
             Some(at) => (&available[..at], Some(at + 1)),
             None => (available, None),
         };

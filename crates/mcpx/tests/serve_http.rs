@@ -143,7 +143,18 @@ async fn every_request_is_checked_before_it_reaches_the_gateway() {
 
     let listed = send(&http, url, list, &in_session).await;
     assert_eq!(listed.status(), StatusCode::OK);
+    // Answered at once with nothing before it: plain JSON, no event stream to parse.
+    assert_eq!(listed.headers()["content-type"], "application/json");
     assert!(listed.text().await.unwrap().contains("demo__get-sum"));
+    // With progress before the answer: an event stream, the steps first.
+    let counted = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "demo__count", "arguments": {"steps": 2}, "_meta": {"progressToken": "t"}}});
+    let streamed = send(&http, url, counted.to_string(), &in_session).await;
+    assert_eq!(streamed.headers()["content-type"], "text/event-stream");
+    let events = streamed.text().await.unwrap();
+    let step = events.find("notifications/progress").expect("a step");
+    let answer = events.find(r#""id":5"#).expect("the answer");
+    assert!(step < answer, "{events}");
 
     let ended = http
         .delete(url)
