@@ -4,8 +4,8 @@
 //! [`MAX_STDERR_LINES`] lines. Lines longer than [`crate::MAX_FRAME_BYTES`] are skipped without
 //! being held in memory.
 //!
-//! `close` asks the child to stop by closing its stdin, waits [`STOP_GRACE`], then kills and
-//! reaps it; dropping the transport kills it. Started with [`StdioTransport::spawn_grouped`]
+//! `close` asks the child to stop by closing its stdin, waits [`STOP_GRACE`], sends SIGTERM,
+//! waits again, then kills (SIGKILL) and reaps it; dropping the transport kills it. Started with [`StdioTransport::spawn_grouped`]
 //! (as the gateway starts its servers), the child runs in a process group of its own, so that
 //! what it starts (a wrapper such as `npx` starts the real server as its child) stops with it:
 //! `close` and drop kill whatever is left of the group. [`StdioTransport::spawn`] leaves the
@@ -26,7 +26,8 @@ use crate::{Frame, Transport, TransportError};
 /// Most lines of the child's stderr kept (the latest ones).
 pub const MAX_STDERR_LINES: usize = 200;
 
-/// How long `close` waits for the child to exit after closing its stdin, before killing it.
+/// How long `close` waits for the child to exit after closing its stdin, and again after
+/// SIGTERM, before killing it.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// How to start a stdio server: the `command`, `args`, `env` and `cwd` of an `mcpServers` entry.
@@ -146,14 +147,21 @@ impl Transport for StdioTransport {
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
-        // Closing stdin is the polite stop for a stdio server.
+        // As the MCP specification says: close its input, then SIGTERM, then SIGKILL, each
+        // after a grace.
         drop(self.stdin.take());
         if tokio::time::timeout(STOP_GRACE, self.child.wait())
             .await
             .is_err()
         {
-            self.child.start_kill()?;
-            self.child.wait().await?;
+            self.terminate();
+            if tokio::time::timeout(STOP_GRACE, self.child.wait())
+                .await
+                .is_err()
+            {
+                self.child.start_kill()?;
+                self.child.wait().await?;
+            }
         }
         self.kill_group();
         Ok(())
@@ -161,6 +169,22 @@ impl Transport for StdioTransport {
 }
 
 impl StdioTransport {
+    /// Sends SIGTERM to the child's group, or to the child when it shares ours.
+    fn terminate(&self) {
+        use nix::sys::signal::{kill, killpg, Signal};
+        let sent = match (self.group, self.child.id()) {
+            (Some(group), _) => killpg(group, Signal::SIGTERM),
+            (None, Some(pid)) => match i32::try_from(pid) {
+                Ok(pid) => kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM),
+                Err(_) => return,
+            },
+            (None, None) => return,
+        };
+        if let Err(error) = sent {
+            tracing::debug!(%error, "SIGTERM not sent");
+        }
+    }
+
     /// Kills every process left in the child's group.
     fn kill_group(&mut self) {
         if let Some(group) = self.group.take() {

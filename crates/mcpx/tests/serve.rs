@@ -505,10 +505,10 @@ fn serve_quietly(config: &std::path::Path) -> tokio::process::Child {
         .unwrap()
 }
 
-/// Starts `mcpx serve` in front of a stubborn demo server and a server started through a
-/// wrapper that leaves a child of its own running (as `npx` does), waits until both run, stops
-/// mcpx with `stop`, and checks that mcpx exits 0 and that nothing of either server is left,
-/// running or zombie.
+/// Starts `mcpx serve` in front of a stubborn demo server, a server started through a wrapper
+/// that leaves a child of its own running (as `npx` does) and a stubborn one that ignores
+/// SIGTERM, waits until all run, stops mcpx with `stop`, and checks that mcpx exits 0 and that
+/// nothing of any server is left, running or zombie.
 async fn nothing_is_left_after(stop: impl FnOnce(&mut tokio::process::Child)) {
     let dir = tempfile::tempdir().unwrap();
     // Unique to this run: the wrapper's child's time to sleep, by which it is found in /proc
@@ -517,38 +517,34 @@ async fn nothing_is_left_after(stop: impl FnOnce(&mut tokio::process::Child)) {
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let seconds = format!("600.{}{run}", std::process::id());
     let child_marker = format!("sleep\0{seconds}");
-    let wrapped = format!(
-        r#""wrapped": {{"command": "sh", "args": ["-c", "sleep {seconds} & exec {} demo-server"]}}"#,
-        common::MCPX
+    // The one that ignores SIGTERM (an ignored signal stays ignored across exec): only SIGKILL
+    // stops it.
+    let deaf_marker = dir.path().join("deaf.jsonl").display().to_string();
+    let others = format!(
+        r#""wrapped": {{"command": "sh", "args": ["-c", "sleep {seconds} & exec {mcpx} demo-server"]}},
+        "deaf": {{"command": "sh", "args": ["-c", "trap '' TERM; exec {mcpx} demo-server --stubborn --record {deaf_marker}"]}}"#,
+        mcpx = common::MCPX
     );
-    let config = config(dir.path(), &["--stubborn"], &wrapped, "");
+    let config = config(dir.path(), &["--stubborn"], &others, "");
     let marker = dir.path().join("demo.jsonl").display().to_string();
+    let markers = [marker.as_str(), child_marker.as_str(), deaf_marker.as_str()];
     let mut gateway = serve_quietly(&config);
-    let (mut demo, mut grandchild) = (Vec::new(), Vec::new());
+    let mut running = Vec::new();
     for _ in 0..200 {
-        demo = processes_with(&marker);
-        grandchild = processes_with(&child_marker);
-        if !demo.is_empty() && !grandchild.is_empty() {
+        running = markers.map(|m| processes_with(m).len()).to_vec();
+        if running.iter().all(|n| *n > 0) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(demo.len(), 1, "the demo server started once: {demo:?}");
-    assert_eq!(
-        grandchild.len(),
-        1,
-        "the wrapper's child runs: {grandchild:?}"
-    );
+    assert_eq!(running, [1, 1, 1], "each started once: {markers:?}");
     stop(&mut gateway);
     let status = tokio::time::timeout(Duration::from_secs(30), gateway.wait())
         .await
         .expect("mcpx exits")
         .unwrap();
     assert!(status.success(), "{status}");
-    let left: Vec<_> = processes_with(&marker)
-        .into_iter()
-        .chain(processes_with(&child_marker))
-        .collect();
+    let left: Vec<_> = markers.iter().flat_map(|m| processes_with(m)).collect();
     assert!(left.is_empty(), "left behind after mcpx exited: {left:?}");
 }
 
