@@ -8,7 +8,7 @@
 //! answers holds itself up, not mcpx's memory, and one that pipelines many requests is paced,
 //! not refused.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use mcpclient::{write_frame, Frame, FrameReader, TransportError};
@@ -27,6 +27,8 @@ pub const MAX_UNREAD_BYTES: usize = 16 * 1024 * 1024;
 struct Backlog {
     bytes: AtomicUsize,
     drained: Notify,
+    /// Nothing is written any more (the client's output broke): nothing holds the input back.
+    closed: AtomicBool,
 }
 
 impl Backlog {
@@ -36,7 +38,9 @@ impl Backlog {
             let drained = self.drained.notified();
             tokio::pin!(drained);
             drained.as_mut().enable();
-            if self.bytes.load(Ordering::Acquire) <= MAX_UNREAD_BYTES {
+            if self.closed.load(Ordering::Acquire)
+                || self.bytes.load(Ordering::Acquire) <= MAX_UNREAD_BYTES
+            {
                 return;
             }
             drained.await;
@@ -52,9 +56,13 @@ struct StdioOutbox {
 
 impl StdioOutbox {
     fn queue(&self, frame: Frame) {
+        // Counted before it is queued: the writer may write it and subtract its size at once,
+        // and must never take the count below zero (which would read as a huge backlog and
+        // hold the input back with nobody left to wake it).
         let size = frame.text().len();
-        if self.frames.send(frame).is_ok() {
-            self.backlog.bytes.fetch_add(size, Ordering::AcqRel);
+        self.backlog.bytes.fetch_add(size, Ordering::AcqRel);
+        if self.frames.send(frame).is_err() {
+            self.backlog.bytes.fetch_sub(size, Ordering::AcqRel);
         }
     }
 }
@@ -98,8 +106,8 @@ where
                 break;
             }
         }
-        // Nobody reads any more: nothing holds the input back.
-        backlog.bytes.store(0, Ordering::Release);
+        drop(queued);
+        backlog.closed.store(true, Ordering::Release);
         backlog.drained.notify_waiters();
     });
     let session = gateway.open_session(outbox.clone());

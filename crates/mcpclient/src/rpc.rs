@@ -235,8 +235,18 @@ impl Connection {
             id,
             armed: true,
         };
-        self.send(Frame::from_value(&message)).await?;
-        let frame = match tokio::time::timeout(timeout, answered).await {
+        // The timeout covers sending too: a peer that stops reading its input fills the queue
+        // to it, and the call must still end.
+        let deadline = tokio::time::Instant::now() + timeout;
+        let timed_out = || RpcError::Timeout {
+            method: method.to_owned(),
+            after: timeout,
+        };
+        match tokio::time::timeout_at(deadline, self.send(Frame::from_value(&message))).await {
+            Ok(sent) => sent?,
+            Err(_) => return Err(timed_out()),
+        }
+        let frame = match tokio::time::timeout_at(deadline, answered).await {
             Ok(Ok(Ok(frame))) => frame,
             Ok(Ok(Err(failed))) => {
                 guard.armed = false;
@@ -246,12 +256,7 @@ impl Connection {
                 guard.armed = false;
                 return Err(RpcError::Closed);
             }
-            Err(_) => {
-                return Err(RpcError::Timeout {
-                    method: method.to_owned(),
-                    after: timeout,
-                })
-            }
+            Err(_) => return Err(timed_out()),
         };
         guard.armed = false;
         let body: Body<'_> = serde_json::from_str(frame.text())

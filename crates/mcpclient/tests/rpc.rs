@@ -125,3 +125,26 @@ async fn notifications_requests_and_junk_from_the_peer_become_events() {
         matches!(next_event(&mut events).await, Event::Unmatched(f) if f.text().contains("99"))
     );
 }
+
+#[tokio::test]
+async fn calls_to_a_peer_that_stops_reading_end_with_the_timeout() {
+    // It never reads: once its input pipe is full, nothing more can be written to it.
+    // One call larger than the pipe holds the writer; the queue to it then fills, and the
+    // calls after those wait to be queued: each must still end.
+    let (c, _events) = peer("sleep 600");
+    let big = json!({"pad": "x".repeat(256 * 1024)});
+    let within = Duration::from_millis(500);
+    let calls = (0..mcpclient::MAX_QUEUED_FRAMES + 8).map(|i| {
+        let params = if i == 0 { big.clone() } else { json!({}) };
+        c.request("big", Some(params), within)
+    });
+    let ended = tokio::time::timeout(LONG, futures_util::future::join_all(calls))
+        .await
+        .expect("every call ends");
+    for result in ended {
+        assert!(
+            matches!(&result, Err(RpcError::Timeout { method, .. }) if method == "big"),
+            "{result:?}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! Load through `mcpx serve --http` (loopback only, bounded in count and time): 8 concurrent
 //! clients, 10,000 calls mixing valid, invalid and drifting-output calls, every one answered
 //! exactly once with its own answer; then a soak of 100,000 calls with the gateway's resident
-//! memory sampled.
+//! memory sampled. And 20,000 calls pipelined 16 at a time through `mcpx serve` over stdio.
 
 mod common;
 
@@ -94,4 +94,30 @@ async fn resident_memory_stays_flat_over_a_hundred_thousand_calls() {
         after_soak <= after_warm_up + SOAK_GROWTH_LIMIT_KIB,
         "resident memory grew from {after_warm_up} to {after_soak} KiB"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_thousand_pipelined_calls_through_the_stdio_front_are_each_answered_once() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "").display().to_string();
+    // 16 in flight on one stdin: the front's pacing must never stall (a lost wake-up once
+    // held its input back for good, about one run in ten of this size).
+    let target = Target::Stdio(mcpclient::StdioCommand {
+        program: MCPX.to_owned(),
+        args: vec!["--config".to_owned(), config, "serve".to_owned()],
+        ..Default::default()
+    });
+    let load = Load {
+        concurrency: 16,
+        timeout: Duration::from_secs(20),
+        ..load(1, 20_000)
+    };
+    let report = tokio::time::timeout(Duration::from_secs(300), run(&target, &load))
+        .await
+        .expect("the calls end")
+        .unwrap();
+    assert_eq!(report.failures, Vec::<String>::new());
+    assert_eq!(report.right, 20_000);
+    assert_eq!(report.unmatched, 0, "answers that matched no call");
 }
