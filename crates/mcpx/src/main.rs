@@ -26,11 +26,6 @@ mod prompt;
 
 use std::process::ExitCode;
 
-/// The allocator: a gateway allocates and frees a few small buffers per message; with glibc's
-/// malloc that was a quarter of `mcpx serve`'s profile (BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use anyhow::Context;
 use clap::Parser;
 use mcpx::config;
