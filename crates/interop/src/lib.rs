@@ -97,7 +97,7 @@ pub struct HttpPeer {
 }
 
 /// Lines of a peer's standard error kept for [`HttpPeer::log`] (the newest).
-const MAX_LOG_LINES: usize = 10_000;
+pub const MAX_LOG_LINES: usize = 10_000;
 
 impl HttpPeer {
     /// Starts `program args` (with `env`), waits for the line on its stderr that says
