@@ -509,12 +509,7 @@ impl Front {
 /// which costs the client no event parsing; else an SSE stream that starts with what came.
 async fn sse_unless_answered_at_once(mut frames: mpsc::UnboundedReceiver<Frame>) -> Response {
     match tokio::time::timeout(KEEP_ALIVE, frames.recv()).await {
-        Ok(Some(frame)) if frame.head().is_some_and(|h| h.method.is_none()) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            frame.text().to_owned(),
-        )
-            .into_response(),
+        Ok(Some(frame)) if frame.head().is_some_and(|h| h.method.is_none()) => json_body(&frame),
         Ok(Some(frame)) => sse(Some(frame), frames),
         // Cancelled before anything came: nothing to answer.
         Ok(None) => StatusCode::ACCEPTED.into_response(),
@@ -530,14 +525,19 @@ async fn json_answer(mut frames: mpsc::UnboundedReceiver<Frame>) -> Response {
         last = Some(frame);
     }
     match last {
-        Some(frame) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            frame.text().to_owned(),
-        )
-            .into_response(),
+        Some(frame) => json_body(&frame),
         None => StatusCode::ACCEPTED.into_response(),
     }
+}
+
+/// A frame as a JSON response body.
+fn json_body(frame: &Frame) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        frame.text().to_owned(),
+    )
+        .into_response()
 }
 
 #[cfg(test)]

@@ -55,6 +55,21 @@ pub struct Session {
     next_seq: AtomicU64,
 }
 
+/// Waits until `ready()` holds, checking again each time `changed` is notified (with
+/// `notify_waiters`). The wait is registered before each check, so a notification between the
+/// check and the wait is not lost.
+pub(crate) async fn wait_until(changed: &tokio::sync::Notify, ready: impl Fn() -> bool) {
+    loop {
+        let notified = changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if ready() {
+            return;
+        }
+        notified.await;
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -99,7 +114,6 @@ impl Session {
     /// Records a request from the client as in flight; why not, when its id is in flight
     /// already (its answer would be ambiguous) or [`MAX_REQUESTS_IN_FLIGHT`] are.
     pub(crate) fn begin(&self, id: &str) -> Result<(), String> {
-        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
         let mut in_flight = lock(&self.in_flight);
         if in_flight.contains_key(id) {
             return Err(format!("a request with id {id} is in flight already"));
@@ -114,7 +128,7 @@ impl Session {
             InFlight {
                 abort: None,
                 upstream: None,
-                seq,
+                seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
             },
         );
         Ok(())
@@ -150,15 +164,10 @@ impl Session {
     /// Waits until fewer than [`MAX_REQUESTS_IN_FLIGHT`] requests are in flight: a front that
     /// can hold its client back (stdio) waits here instead of having requests refused.
     pub(crate) async fn room_for_a_request(&self) {
-        loop {
-            let ended = self.ended.notified();
-            tokio::pin!(ended);
-            ended.as_mut().enable();
-            if lock(&self.in_flight).len() < MAX_REQUESTS_IN_FLIGHT {
-                return;
-            }
-            ended.await;
-        }
+        wait_until(&self.ended, || {
+            lock(&self.in_flight).len() < MAX_REQUESTS_IN_FLIGHT
+        })
+        .await;
     }
 
     /// The client cancelled request `id`: its task stops (dropping its upstream call, which

@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, Notify};
 
+use crate::session::wait_until;
 use crate::{Gateway, Outbox};
 
 /// Bytes of frames waiting to be written to the client above which mcpx stops reading the
@@ -34,17 +35,11 @@ struct Backlog {
 impl Backlog {
     /// Waits until at most [`MAX_UNREAD_BYTES`] wait.
     async fn room(&self) {
-        loop {
-            let drained = self.drained.notified();
-            tokio::pin!(drained);
-            drained.as_mut().enable();
-            if self.closed.load(Ordering::Acquire)
+        wait_until(&self.drained, || {
+            self.closed.load(Ordering::Acquire)
                 || self.bytes.load(Ordering::Acquire) <= MAX_UNREAD_BYTES
-            {
-                return;
-            }
-            drained.await;
-        }
+        })
+        .await;
     }
 }
 

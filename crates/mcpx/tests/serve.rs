@@ -711,11 +711,6 @@ async fn a_repeated_id_is_refused_and_a_client_past_the_limit_is_paced() {
     }
 }
 
-/// The resident memory of process `pid`, in KiB.
-fn resident_kib(pid: u32) -> u64 {
-    mcpx_loadgen::resident_kib(pid).unwrap_or(0)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory() {
     use tokio::io::AsyncWriteExt;
@@ -747,7 +742,7 @@ async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory()
     let mut peak = 0;
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        peak = peak.max(resident_kib(pid));
+        peak = peak.max(mcpx_loadgen::resident_kib(pid).expect("mcpx is running"));
     }
     assert!(
         !writing.is_finished(),
