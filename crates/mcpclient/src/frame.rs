@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use thiserror::Error;
@@ -112,8 +112,38 @@ impl Frame {
 
     /// A frame from a value (for frames mcpx writes itself).
     pub fn from_value(value: &Value) -> Frame {
-        let raw =
-            RawValue::from_string(value.to_string()).expect("a serialized Value is valid JSON");
+        Frame::composed(value)
+    }
+
+    /// The response to request `id`: its `result`, or its `error`. The parts are JSON already
+    /// and are copied as they are, not parsed again (a result may be megabytes).
+    pub fn response(id: &RawValue, answer: Result<&RawValue, &RawValue>) -> Frame {
+        #[derive(Serialize)]
+        struct Response<'a> {
+            jsonrpc: &'static str,
+            id: &'a RawValue,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            result: Option<&'a RawValue>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a RawValue>,
+        }
+        let (result, error) = match answer {
+            Ok(result) => (Some(result), None),
+            Err(error) => (None, Some(error)),
+        };
+        Frame::composed(&Response {
+            jsonrpc: "2.0",
+            id,
+            result,
+            error,
+        })
+    }
+
+    /// A frame serialized from `message`, an object built by mcpx (serialized once, not parsed
+    /// back).
+    fn composed<T: Serialize + ?Sized>(message: &T) -> Frame {
+        let raw = serde_json::value::to_raw_value(message)
+            .expect("a Value or raw JSON parts serialize without error");
         Frame { raw }
     }
 
@@ -148,10 +178,15 @@ pub struct Head<'a> {
     pub method: Option<Cow<'a, str>>,
 }
 
-impl Head<'_> {
+impl<'a> Head<'a> {
     /// The id's JSON text (`7`, `"abc"`), the key calls are matched by.
-    pub fn id_text(&self) -> Option<&str> {
+    pub fn id_text(&self) -> Option<&'a str> {
         self.id.map(RawValue::get)
+    }
+
+    /// The id as JSON, to answer with.
+    pub fn id(&self) -> Option<&'a RawValue> {
+        self.id
     }
 }
 
@@ -190,6 +225,24 @@ mod tests {
         assert_eq!(
             Frame::parse(pair).unwrap().value().unwrap()["title"],
             "\u{1f600} \\ud800"
+        );
+    }
+
+    #[test]
+    fn a_response_carries_its_parts_byte_for_byte() {
+        let id: &RawValue = serde_json::from_str(r#""a\u0062""#).unwrap();
+        let result: &RawValue =
+            serde_json::from_str(r#"{"z": 18446744073709551617, "a": 1E400}"#).unwrap();
+        let answered = Frame::response(id, Ok(result));
+        assert_eq!(
+            answered.text(),
+            r#"{"jsonrpc":"2.0","id":"a\u0062","result":{"z": 18446744073709551617, "a": 1E400}}"#
+        );
+        assert_eq!(Frame::parse(answered.text()).unwrap(), answered);
+        let error: &RawValue = serde_json::from_str(r#"{"code":-32602,"message":"no"}"#).unwrap();
+        assert_eq!(
+            Frame::response(id, Err(error)).text(),
+            r#"{"jsonrpc":"2.0","id":"a\u0062","error":{"code":-32602,"message":"no"}}"#
         );
     }
 

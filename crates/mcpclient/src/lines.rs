@@ -50,6 +50,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 }
 
+/// Bytes of small frames gathered into one write: frames that come together (answers to
+/// pipelined requests) cost one system call, and the peer wakes once for them.
+pub const MAX_BATCH_BYTES: usize = 64 * 1024;
+
+/// Most frames taken from a queue for one write (see [`gather`]).
+pub const MAX_BATCH_FRAMES: usize = 64;
+
 /// Writes one frame and its newline, and flushes.
 ///
 /// # Errors
@@ -58,11 +65,50 @@ pub async fn write_frame<W: AsyncWrite + Unpin>(
     writer: &mut W,
     frame: &Frame,
 ) -> std::io::Result<()> {
-    let mut bytes = Vec::with_capacity(frame.text().len() + 1);
-    bytes.extend_from_slice(frame.text().as_bytes());
-    bytes.push(b'\n');
-    writer.write_all(&bytes).await?;
+    write_frames(writer, std::slice::from_ref(frame)).await
+}
+
+/// Writes frames, each with its newline, and flushes. Small frames are gathered into writes of
+/// up to [`MAX_BATCH_BYTES`]; a larger frame is written from where it is, never copied.
+///
+/// # Errors
+/// The writer's error.
+pub async fn write_frames<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    frames: &[Frame],
+) -> std::io::Result<()> {
+    let mut batch = Vec::new();
+    for frame in frames {
+        let text = frame.text().as_bytes();
+        if batch.len() + text.len() + 1 > MAX_BATCH_BYTES && !batch.is_empty() {
+            writer.write_all(&batch).await?;
+            batch.clear();
+        }
+        if text.len() + 1 > MAX_BATCH_BYTES {
+            writer.write_all(text).await?;
+            writer.write_all(b"\n").await?;
+        } else {
+            batch.extend_from_slice(text);
+            batch.push(b'\n');
+        }
+    }
+    if !batch.is_empty() {
+        writer.write_all(&batch).await?;
+    }
     writer.flush().await
+}
+
+/// `first` and what `next` has ready at once, up to [`MAX_BATCH_FRAMES`]: the frames for one
+/// [`write_frames`].
+pub fn gather(first: Frame, mut next: impl FnMut() -> Option<Frame>) -> Vec<Frame> {
+    let mut frames = vec![first];
+    while frames.len() < MAX_BATCH_FRAMES {
+        match next() {
+            Some(frame) => frames.push(frame),
+            None => break,
+        }
+    }
+    frames
 }
 
 /// One line read under the size bound.
@@ -152,6 +198,70 @@ mod tests {
             read_line(&mut reader, &mut p, 50).await.unwrap(),
             Line::End
         ));
+    }
+
+    /// A writer that keeps what it is given and counts the writes.
+    #[derive(Default)]
+    struct Recorder {
+        bytes: Vec<u8>,
+        writes: usize,
+    }
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(buf);
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn small_frames_are_written_together_and_large_ones_from_where_they_are() {
+        let small = |n: usize| Frame::parse(&format!(r#"{{"id":{n}}}"#)).unwrap();
+        let large = Frame::parse(&format!(r#"{{"x":"{}"}}"#, "x".repeat(MAX_BATCH_BYTES))).unwrap();
+        let frames = [small(1), small(2), small(3), large.clone(), small(4)];
+        let mut out = Recorder::default();
+        write_frames(&mut out, &frames).await.unwrap();
+        // The three small ones, the large one and its newline, the last small one.
+        assert_eq!(out.writes, 4);
+        let mut reader = FrameReader::new(out.bytes.as_slice());
+        for frame in &frames {
+            assert_eq!(&reader.next().await.unwrap().unwrap(), frame);
+        }
+        assert!(reader.next().await.is_none());
+    }
+
+    #[test]
+    fn gather_takes_what_is_ready_up_to_the_limit() {
+        let frame = Frame::parse("{}").unwrap();
+        let mut ready = 2;
+        let frames = gather(frame.clone(), || {
+            ready -= 1;
+            (ready >= 0).then(|| frame.clone())
+        });
+        assert_eq!(frames.len(), 3);
+        assert_eq!(
+            gather(frame.clone(), || Some(frame.clone())).len(),
+            MAX_BATCH_FRAMES
+        );
     }
 
     #[tokio::test]

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch, Notify};
 
+use crate::lines::gather;
 use crate::{Frame, Transport, TransportError};
 
 /// Frames waiting to be written to the transport; a full queue makes callers wait.
@@ -87,7 +88,7 @@ pub enum RpcError {
 /// The successful answer to a call: the whole response frame, as received.
 #[derive(Debug, Clone)]
 pub struct Response {
-    frame: Frame,
+    pub(crate) frame: Frame,
 }
 
 #[derive(Deserialize)]
@@ -106,10 +107,15 @@ impl Response {
 
     /// The exact text of the `result` member.
     pub fn result_text(&self) -> &str {
+        self.result_raw().get()
+    }
+
+    /// The `result` member as the peer wrote it.
+    pub fn result_raw(&self) -> &RawValue {
         serde_json::from_str::<Body<'_>>(self.frame.text())
             .ok()
             .and_then(|b| b.result)
-            .map_or("null", RawValue::get)
+            .unwrap_or_else(|| null())
     }
 
     /// The `result` member, parsed with numbers kept as written.
@@ -119,6 +125,11 @@ impl Response {
     pub fn result(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_str(self.result_text())
     }
+}
+
+/// JSON `null`, for a result that is not there (a response is checked for one when it arrives).
+fn null() -> &'static RawValue {
+    serde_json::from_str("null").expect("null is JSON")
 }
 
 type Answer = Result<Frame, TransportError>;
@@ -336,7 +347,8 @@ async fn drive<T: Transport>(mut transport: T, driver: Driver) {
             () = stop.notified() => break,
             outgoing = queue.recv() => match outgoing {
                 Some(frame) => {
-                    if let Err(err) = transport.send(&frame).await {
+                    let frames = gather(frame, || queue.try_recv().ok());
+                    if let Err(err) = transport.send_all(&frames).await {
                         let _ = events.send(Event::TransportError(err)).await;
                         break;
                     }

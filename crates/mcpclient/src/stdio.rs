@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::lines::{write_frame, FrameReader};
+use crate::lines::{write_frames, FrameReader};
 use crate::{Frame, Transport, TransportError};
 
 /// Most lines of the child's stderr kept (the latest ones).
@@ -138,8 +138,12 @@ async fn keep_tail<R: AsyncBufRead + Unpin>(reader: R, tail: Arc<Mutex<VecDeque<
 
 impl Transport for StdioTransport {
     async fn send(&mut self, frame: &Frame) -> Result<(), TransportError> {
+        self.send_all(std::slice::from_ref(frame)).await
+    }
+
+    async fn send_all(&mut self, frames: &[Frame]) -> Result<(), TransportError> {
         let stdin = self.stdin.as_mut().ok_or(TransportError::Closed)?;
-        Ok(write_frame(stdin, frame).await?)
+        Ok(write_frames(stdin, frames).await?)
     }
 
     async fn receive(&mut self) -> Option<Result<Frame, TransportError>> {

@@ -1,6 +1,7 @@
 //! A listed tool with its schemas compiled once, and the warn-only check of its outputs.
 
 use schemaval::{CompileError, Schema};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::Response;
@@ -76,13 +77,13 @@ pub struct CallOutcome {
 }
 
 pub(crate) fn output_warnings(tool: &str, schema: &Schema, response: &Response) -> Vec<Warning> {
-    let Ok(result) = response.result() else {
+    let Some(checked) = Checked::of(response) else {
         return Vec::new();
     };
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+    if checked.is_error.as_ref().and_then(Value::as_bool) == Some(true) {
         return Vec::new();
     }
-    let lines = match result.get("structuredContent") {
+    let lines = match &checked.structured_content {
         None => vec!["$: no structuredContent, but the tool declares an outputSchema".to_owned()],
         Some(content) => match schema.validate(content) {
             Ok(()) => return Vec::new(),
@@ -94,6 +95,32 @@ pub(crate) fn output_warnings(tool: &str, schema: &Schema, response: &Response) 
         tool: tool.to_owned(),
         lines,
     }]
+}
+
+/// What the output check reads of a result: the rest (its `content`, which may be megabytes)
+/// is skipped, not built.
+#[derive(Deserialize)]
+struct Checked {
+    #[serde(rename = "isError", default)]
+    is_error: Option<Value>,
+    #[serde(rename = "structuredContent", default)]
+    structured_content: Option<Value>,
+}
+
+impl Checked {
+    fn of(response: &Response) -> Option<Checked> {
+        serde_json::from_str(response.result_text())
+            .ok()
+            // A result with a member twice is read as a whole value reads it (the last one
+            // counts), so that a duplicate cannot hide content from the check.
+            .or_else(|| {
+                let mut result = response.result().ok()?;
+                Some(Checked {
+                    is_error: result.get_mut("isError").map(Value::take),
+                    structured_content: result.get_mut("structuredContent").map(Value::take),
+                })
+            })
+    }
 }
 
 /// A warning for each listed tool whose `outputSchema` does not compile.
@@ -108,4 +135,53 @@ pub(crate) fn list_warnings(tools: &[Tool]) -> Vec<Warning> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Frame;
+
+    fn warnings(result: &str) -> Vec<Warning> {
+        let schema = Schema::compile(&json!({"type": "object", "required": ["sum"]})).unwrap();
+        let frame = Frame::parse(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
+        output_warnings(
+            "t",
+            &schema,
+            &Response {
+                frame: frame.unwrap(),
+            },
+        )
+    }
+
+    #[test]
+    fn structured_content_is_checked_and_the_rest_skipped() {
+        assert!(warnings(
+            r#"{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3}}"#
+        )
+        .is_empty());
+        assert_eq!(
+            warnings(r#"{"content":[],"structuredContent":{"total":3}}"#)[0].lines,
+            ["$: missing property 'sum'"]
+        );
+        assert_eq!(
+            warnings(r#"{"content":[]}"#)[0].lines,
+            ["$: no structuredContent, but the tool declares an outputSchema"]
+        );
+        assert!(warnings(r#"{"content":[],"isError":true}"#).is_empty());
+        // Not a boolean: not an error result, so checked.
+        assert_eq!(
+            warnings(r#"{"isError":"yes","structuredContent":{}}"#).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_duplicate_member_cannot_hide_content_from_the_check() {
+        // As a whole value reads it, the last one counts.
+        let twice = r#"{"structuredContent":{"sum":3},"structuredContent":{"total":3}}"#;
+        assert_eq!(warnings(twice).len(), 1);
+        let error_first = r#"{"isError":true,"isError":false,"structuredContent":{}}"#;
+        assert_eq!(warnings(error_first).len(), 1);
+    }
 }

@@ -64,6 +64,20 @@ pub trait Transport: Send {
     /// Sends one frame.
     fn send(&mut self, frame: &Frame) -> impl Future<Output = Result<(), TransportError>> + Send;
 
+    /// Sends frames that are ready together, in order; a transport that can carry them in one
+    /// write does (stdio).
+    fn send_all(
+        &mut self,
+        frames: &[Frame],
+    ) -> impl Future<Output = Result<(), TransportError>> + Send {
+        async move {
+            for frame in frames {
+                self.send(frame).await?;
+            }
+            Ok(())
+        }
+    }
+
     /// The next frame from the peer: `None` once the peer has closed the connection. A
     /// [`TransportError::BadFrame`] leaves the transport usable.
     fn receive(&mut self) -> impl Future<Output = Option<Result<Frame, TransportError>>> + Send;
