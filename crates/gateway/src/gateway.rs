@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use mcpclient::{
     CallOptions, ClientError, ClientOptions, Frame, ACCEPTED_VERSIONS, OFFERED_VERSION,
 };
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -44,7 +46,20 @@ pub(crate) struct Inner {
     rejected_calls: AtomicU64,
 }
 
-type Answer = Result<String, Value>;
+/// A request's result as JSON, or its error.
+type Answer = Result<Box<RawValue>, Value>;
+
+/// `value` as JSON text for an answer.
+fn raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("a Value serializes without error")
+}
+
+/// What a request frame's `params` are (the rest of the frame is not built).
+#[derive(Deserialize)]
+struct Request {
+    #[serde(default)]
+    params: Option<Value>,
+}
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -106,30 +121,32 @@ impl Gateway {
             return;
         };
         let method = head.method.as_deref().map(str::to_owned);
-        let id = head.id_text().map(str::to_owned);
-        match (method, id) {
+        match (method, head.id()) {
             (Some(method), Some(id)) => {
-                let params = frame
-                    .value()
+                let id = id.to_owned();
+                let params = serde_json::from_str::<Request>(frame.text())
                     .ok()
-                    .and_then(|mut v| v.get_mut("params").map(Value::take))
+                    .and_then(|request| request.params)
                     .unwrap_or_else(|| json!({}));
-                if let Err(reason) = session.begin(&id) {
+                if let Err(reason) = session.begin(id.get()) {
                     tracing::warn!(reason, "a request refused");
-                    session.refuse(&id, response(&id, Err(error(-32600, reason))));
+                    session.refuse(id.get(), response(&id, Err(error(-32600, reason))));
                     return;
                 }
                 let inner = self.inner.clone();
                 let for_task = session.clone();
                 let request_id = id.clone();
                 let task = tokio::spawn(async move {
-                    let answer = inner.handle(&for_task, &request_id, &method, params).await;
-                    for_task.respond(&request_id, response(&request_id, answer));
+                    let answer = inner
+                        .handle(&for_task, request_id.get(), &method, params)
+                        .await;
+                    for_task.respond(request_id.get(), response(&request_id, answer));
                 });
-                session.abortable(&id, task.abort_handle());
+                session.abortable(id.get(), task.abort_handle());
             }
             (Some(method), None) => self.inner.notice(session, &method, &frame),
             (None, Some(id)) => {
+                let id = id.get().to_owned();
                 if !session.answered(&id, frame) {
                     tracing::debug!(id, "an answer from the client that nothing waits for");
                 }
@@ -173,15 +190,11 @@ impl Drop for Inner {
 }
 
 /// The response frame for request `id`: the result's exact text, or the error.
-fn response(id: &str, answer: Answer) -> Frame {
-    let text = match answer {
-        Ok(result) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
-        Err(error) => format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#),
-    };
-    Frame::parse(&text).unwrap_or_else(|e| {
-        Frame::from_value(&json!({"jsonrpc": "2.0", "id": null,
-            "error": error(-32603, format!("the answer could not be framed: {e}"))}))
-    })
+fn response(id: &RawValue, answer: Answer) -> Frame {
+    match answer {
+        Ok(result) => Frame::response(id, Ok(&result)),
+        Err(error) => Frame::response(id, Err(&raw(&error))),
+    }
 }
 
 impl Inner {
@@ -327,8 +340,8 @@ impl Inner {
         params: Value,
     ) -> Answer {
         match method {
-            "initialize" => Ok(initialize(session, &params)),
-            "ping" => Ok("{}".to_owned()),
+            "initialize" => Ok(raw(&initialize(session, &params))),
+            "ping" => Ok(raw(&json!({}))),
             "tools/call" => self.call_tool(session, id, params).await,
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
                 self.settle().await;
@@ -339,7 +352,7 @@ impl Inner {
                     "resources/list" => ("resources", &catalog.resources),
                     _ => ("resourceTemplates", &catalog.templates),
                 };
-                Ok(json!({ key: items }).to_string())
+                Ok(raw(&json!({ key: items })))
             }
             "prompts/get" => {
                 let route = self.route_prompt(params.get("name")).await?;
@@ -391,7 +404,7 @@ impl Inner {
                             .await;
                     }
                 }
-                Ok("{}".to_owned())
+                Ok(raw(&json!({})))
             }
             other => Err(error(-32601, format!("method not found: {other}"))),
         }
@@ -429,7 +442,7 @@ impl Inner {
             progress: None,
         };
         match running.client.request(method, Some(params), options).await {
-            Ok(response) => Ok(response.result_text().to_owned()),
+            Ok(response) => Ok(response.result_raw().to_owned()),
             Err(e) => Err(e.to_jsonrpc_error()),
         }
     }
@@ -453,8 +466,12 @@ impl Inner {
         self: &Arc<Self>,
         session: &Arc<Session>,
         id: &str,
-        params: Value,
+        mut params: Value,
     ) -> Answer {
+        let arguments = params
+            .get_mut("arguments")
+            .map(Value::take)
+            .unwrap_or_else(|| json!({}));
         let Some(exposed) = params.get("name").and_then(Value::as_str) else {
             return Err(error(-32602, "tools/call needs the tool's name"));
         };
@@ -471,10 +488,6 @@ impl Inner {
         };
         let running = self.running(route.upstream).await?;
         session.calls(id, route.upstream);
-        let arguments = params
-            .get("arguments")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
         let token = params.pointer("/_meta/progressToken").cloned();
         let (mut options, mut progress) = match token {
             Some(_) => {
@@ -514,7 +527,7 @@ impl Inner {
                     self.output_warnings.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(server, tool = route.name, exposed, lines = ?warning.lines, "{}", warning.message);
                 }
-                Ok(outcome.response.result_text().to_owned())
+                Ok(outcome.response.result_raw().to_owned())
             }
             Err(ClientError::InvalidArguments { violations, .. }) => {
                 self.rejected(exposed, violations)
@@ -536,12 +549,11 @@ impl Inner {
             InvalidArguments::Error => Err(json!({"code": -32602,
                 "message": format!("invalid arguments for tool '{tool}': {first}"),
                 "data": {"violations": violations}})),
-            InvalidArguments::ToolResult => Ok(json!({
+            InvalidArguments::ToolResult => Ok(raw(&json!({
                 "content": [{"type": "text",
                     "text": format!("invalid arguments for tool '{tool}':\n{}", violations.join("\n"))}],
                 "isError": true
-            })
-            .to_string()),
+            }))),
         }
     }
 }
@@ -556,7 +568,7 @@ async fn next(progress: &mut Option<mpsc::Receiver<Value>>) -> Option<Value> {
 
 /// The answer to `initialize`: the client's version when the gateway speaks it, else the
 /// newest; what the gateway offers in that version.
-fn initialize(session: &Session, params: &Value) -> String {
+fn initialize(session: &Session, params: &Value) -> Value {
     let asked = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -585,5 +597,4 @@ fn initialize(session: &Session, params: &Value) -> String {
         "serverInfo": {"name": "mcpx", "version": env!("CARGO_PKG_VERSION")},
         "instructions": "mcpx gateway: the tools of several MCP servers, named SERVER__TOOL; arguments are checked against each tool's inputSchema before they are sent."
     })
-    .to_string()
 }

@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use mcpclient::{write_frame, Frame, FrameReader, TransportError};
+use mcpclient::{gather, write_frames, Frame, FrameReader, TransportError};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, Notify};
@@ -92,10 +92,10 @@ where
     let backlog = outbox.backlog.clone();
     let writer = tokio::spawn(async move {
         while let Some(frame) = queued.recv().await {
-            let written = write_frame(&mut output, &frame).await;
-            backlog
-                .bytes
-                .fetch_sub(frame.text().len(), Ordering::AcqRel);
+            let frames = gather(frame, || queued.try_recv().ok());
+            let written = write_frames(&mut output, &frames).await;
+            let size = frames.iter().map(|frame| frame.text().len()).sum();
+            backlog.bytes.fetch_sub(size, Ordering::AcqRel);
             backlog.drained.notify_waiters();
             if written.is_err() {
                 break;

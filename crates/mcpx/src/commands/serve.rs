@@ -79,10 +79,15 @@ async fn stop_signal() {
 
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     log_to_stderr();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    // The stdio front serves one client: one thread does its work without handing each frame
+    // between threads (measured in BENCHMARKS.md). The HTTP front serves many clients at once.
+    let runtime = match serve.http {
+        None => tokio::runtime::Builder::new_current_thread(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build()
+    .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
