@@ -79,15 +79,14 @@ async fn stop_signal() {
 
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     log_to_stderr();
-    // The stdio front serves one client: one thread does its work without handing each frame
-    // between threads (measured in BENCHMARKS.md). The HTTP front serves many clients at once.
-    let runtime = match serve.http {
-        None => tokio::runtime::Builder::new_current_thread(),
-        Some(_) => tokio::runtime::Builder::new_multi_thread(),
-    }
-    .enable_all()
-    .build()
-    .context("cannot start the async runtime")?;
+    // One thread for the async work, on either front: on the project's 2-core machine, handing
+    // each frame between worker threads cost more than a second thread gave (BENCHMARKS.md, p50
+    // and calls/s before and after). Work that takes long (compiling a tool list) goes to the
+    // blocking pool, so the front goes on serving meanwhile.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
