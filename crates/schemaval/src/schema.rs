@@ -141,12 +141,10 @@ impl Schema {
         if self.too_deep(instance) {
             return Err(ValidateError::TooDeep { limit: MAX_DEPTH });
         }
-        let violations: Vec<Violation> = self
-            .inner
-            .validator
-            .iter_errors(instance)
-            .flat_map(|err| violation::from_error(instance, &err))
-            .collect();
+        let mut violations: Vec<Violation> = Vec::new();
+        for error in self.inner.validator.iter_errors(instance) {
+            violation::push_violations(instance, &error, &mut violations);
+        }
         if violations.is_empty() {
             Ok(())
         } else {
@@ -204,11 +202,7 @@ fn compile_error(schema: &Value, err: &jsonschema::ValidationError<'_>) -> Compi
         _ => {
             // A metaschema violation: the instance is the schema itself.
             let location = path::from_pointer(schema, err.instance_path().as_str());
-            let message = violation::from_error(schema, err)
-                .into_iter()
-                .map(|v| v.message().to_owned())
-                .collect::<Vec<_>>()
-                .join("; ");
+            let message = violation::schema_messages(schema, err);
             CompileError::InvalidSchema { location, message }
         }
     }

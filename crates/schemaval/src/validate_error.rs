@@ -23,7 +23,7 @@ impl ValidateError {
     pub fn lines(&self) -> Vec<String> {
         match self {
             ValidateError::Invalid(violations) => {
-                violations.iter().map(ToString::to_string).collect()
+                violations.iter().map(|v| v.line().to_owned()).collect()
             }
             ValidateError::TooDeep { limit } => {
                 vec![format!(

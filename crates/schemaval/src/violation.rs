@@ -15,15 +15,17 @@ use crate::{MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS, MAX_R
 /// One problem found in an instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
-    path: String,
+    /// The whole line, `PATH: MESSAGE`, built once.
+    line: String,
+    /// Where the path ends in `line`.
+    path_len: usize,
     keyword: &'static str,
-    message: String,
 }
 
 impl Violation {
     /// Where the problem is, as a path into the instance: `$`, `$.a.b`, `$.items[3]`, `$['odd key']`.
     pub fn path(&self) -> &str {
-        &self.path
+        &self.line[..self.path_len]
     }
 
     /// The schema keyword that failed (`type`, `required`, `maximum`, …).
@@ -33,37 +35,80 @@ impl Violation {
 
     /// What is wrong, without the path: `got string, want integer`.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.line[self.path_len + SEPARATOR.len()..]
+    }
+
+    /// The whole line: `$.count: got string, want integer`.
+    pub fn line(&self) -> &str {
+        &self.line
     }
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
+        f.write_str(&self.line)
     }
 }
 
-/// The violations one error of the underlying validator stands for (one per unexpected property,
-/// otherwise one), with paths taken against `root`.
-pub(crate) fn from_error(root: &Value, error: &jsonschema::ValidationError<'_>) -> Vec<Violation> {
-    let path = path::from_pointer(root, error.instance_path().as_str());
+/// Between the path and the message in a line.
+const SEPARATOR: &str = ": ";
+
+/// Adds the violations one error of the underlying validator stands for (one per unexpected
+/// property, otherwise one) to `out`, with paths taken against `root`. Each line is written
+/// once, path and message together.
+pub(crate) fn push_violations(
+    root: &Value,
+    error: &jsonschema::ValidationError<'_>,
+    out: &mut Vec<Violation>,
+) {
+    let mut prefix = path::from_pointer(root, error.instance_path().as_str());
+    let path_len = prefix.len();
+    prefix.push_str(SEPARATOR);
     let keyword = static_keyword(error.kind());
-    let mut messages = messages(error.kind(), error.instance(), root, &path, true);
-    let last = messages.pop();
-    let mut out: Vec<Violation> = messages
-        .into_iter()
-        .map(|message| Violation {
-            path: path.clone(),
-            keyword,
-            message,
-        })
-        .collect();
-    out.extend(last.map(|message| Violation {
-        path,
-        keyword,
-        message,
-    }));
+    let at = &prefix[..path_len];
+    messages(
+        error.kind(),
+        error.instance(),
+        root,
+        at,
+        &prefix,
+        true,
+        &mut |line| {
+            out.push(Violation {
+                line,
+                path_len,
+                keyword,
+            });
+        },
+    );
+}
+
+/// The messages alone (no path) for one error; `detail`: with each alternative's problem.
+fn bare_messages(
+    error: &jsonschema::ValidationError<'_>,
+    root: &Value,
+    at: &str,
+    detail: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    messages(
+        error.kind(),
+        error.instance(),
+        root,
+        at,
+        "",
+        detail,
+        &mut |m| {
+            out.push(m);
+        },
+    );
     out
+}
+
+/// The messages of a metaschema violation (the instance is the schema itself), joined.
+pub(crate) fn schema_messages(schema: &Value, error: &jsonschema::ValidationError<'_>) -> String {
+    let at = path::from_pointer(schema, error.instance_path().as_str());
+    bare_messages(error, schema, &at, true).join("; ")
 }
 
 /// The keyword that failed, for the kinds this policy can produce; `custom` for any other.
@@ -112,125 +157,133 @@ fn static_keyword(kind: &ValidationErrorKind) -> &'static str {
         .unwrap_or("custom")
 }
 
+/// Each message for `kind`, given to `emit` with `prefix` in front (the path and separator,
+/// or nothing); `at` is the path of `instance`.
 fn messages(
     kind: &ValidationErrorKind,
     instance: &Value,
     root: &Value,
     at: &str,
+    prefix: &str,
     detail: bool,
-) -> Vec<String> {
+    emit: &mut dyn FnMut(String),
+) {
     use ValidationErrorKind as K;
-    let one = |m: String| vec![m];
     match kind {
-        K::Type { kind } => one(format!(
-            "got {}, want {}",
+        K::Type { kind } => emit(format!(
+            "{prefix}got {}, want {}",
             type_name(instance),
             wanted_types(kind)
         )),
-        K::Required { property } => one(format!("missing property {}", quote_name(property))),
-        K::AdditionalProperties { unexpected } => unexpected
-            .iter()
-            .map(|p| format!("additional property {} not allowed", quote_key(p)))
-            .collect(),
-        K::UnevaluatedProperties { unexpected } => unexpected
-            .iter()
-            .map(|p| format!("unevaluated property {} not allowed", quote_key(p)))
-            .collect(),
-        K::UnevaluatedItems { unexpected } => one(format!(
-            "unevaluatedItems: {} unevaluated item{} not allowed",
+        K::Required { property } => emit(format!("{prefix}missing property {}", quote_name(property))),
+        K::AdditionalProperties { unexpected } => {
+            for p in unexpected {
+                emit(format!("{prefix}additional property {} not allowed", quote_key(p)));
+            }
+        }
+        K::UnevaluatedProperties { unexpected } => {
+            for p in unexpected {
+                emit(format!("{prefix}unevaluated property {} not allowed", quote_key(p)));
+            }
+        }
+        K::UnevaluatedItems { unexpected } => emit(format!(
+            "{prefix}unevaluatedItems: {} unevaluated item{} not allowed",
             unexpected.len(),
             plural(unexpected.len())
         )),
-        K::AdditionalItems { limit } => one(format!(
-            "additionalItems: got {} items, want {limit}",
+        K::AdditionalItems { limit } => emit(format!(
+            "{prefix}additionalItems: got {} items, want {limit}",
             len_of(instance)
         )),
-        K::Maximum { limit } | K::Minimum { limit } => one(format!(
-            "{}: got {}, want {}",
+        K::Maximum { limit } | K::Minimum { limit } => emit(format!(
+            "{prefix}{}: got {}, want {}",
             kind.keyword(),
             render(instance),
             render(limit)
         )),
-        K::ExclusiveMaximum { limit } => one(format!(
-            "exclusiveMaximum: got {}, want less than {}",
+        K::ExclusiveMaximum { limit } => emit(format!(
+            "{prefix}exclusiveMaximum: got {}, want less than {}",
             render(instance),
             render(limit)
         )),
-        K::ExclusiveMinimum { limit } => one(format!(
-            "exclusiveMinimum: got {}, want more than {}",
+        K::ExclusiveMinimum { limit } => emit(format!(
+            "{prefix}exclusiveMinimum: got {}, want more than {}",
             render(instance),
             render(limit)
         )),
-        K::MultipleOf { multiple_of } => one(format!(
-            "multipleOf: got {}, want a multiple of {}",
+        K::MultipleOf { multiple_of } => emit(format!(
+            "{prefix}multipleOf: got {}, want a multiple of {}",
             render(instance),
             render(multiple_of)
         )),
-        K::MaxLength { limit } | K::MinLength { limit } => one(format!(
-            "{}: got {} characters, want {limit}",
+        K::MaxLength { limit } | K::MinLength { limit } => emit(format!(
+            "{prefix}{}: got {} characters, want {limit}",
             kind.keyword(),
             instance.as_str().map_or(0, |s| s.chars().count())
         )),
-        K::MaxItems { limit } | K::MinItems { limit } => one(format!(
-            "{}: got {} items, want {limit}",
+        K::MaxItems { limit } | K::MinItems { limit } => emit(format!(
+            "{prefix}{}: got {} items, want {limit}",
             kind.keyword(),
             len_of(instance)
         )),
-        K::MaxProperties { limit } | K::MinProperties { limit } => one(format!(
-            "{}: got {} properties, want {limit}",
+        K::MaxProperties { limit } | K::MinProperties { limit } => emit(format!(
+            "{prefix}{}: got {} properties, want {limit}",
             kind.keyword(),
             len_of(instance)
         )),
-        K::Constant { expected_value } => one(format!(
-            "const: got {}, want {}",
+        K::Constant { expected_value } => emit(format!(
+            "{prefix}const: got {}, want {}",
             render(instance),
             render(expected_value)
         )),
-        K::Enum { options } => one(format!(
-            "enum: got {}, want {}",
+        K::Enum { options } => emit(format!(
+            "{prefix}enum: got {}, want {}",
             render(instance),
             one_of(options)
         )),
-        K::Pattern { pattern } => one(format!(
-            "pattern: got {}, want a match for {}",
+        K::Pattern { pattern } => emit(format!(
+            "{prefix}pattern: got {}, want a match for {}",
             render(instance),
             cut(pattern)
         )),
-        K::BacktrackLimitExceeded { .. } => one(format!(
-            "pattern: too costly to evaluate (over {MAX_REGEX_BACKTRACKS} backtracking steps)"
+        K::BacktrackLimitExceeded { .. } => emit(format!(
+            "{prefix}pattern: too costly to evaluate (over {MAX_REGEX_BACKTRACKS} backtracking steps)"
         )),
         K::RegexEngineFailure { message } => {
-            one(format!("pattern: could not be evaluated: {message}"))
+            emit(format!("{prefix}pattern: could not be evaluated: {message}"))
         }
-        K::Format { format } => one(format!(
-            "format: got {}, want {}",
+        K::Format { format } => emit(format!(
+            "{prefix}format: got {}, want {}",
             render(instance),
             cut(format)
         )),
-        K::FalseSchema => one("not allowed here (the schema is false)".to_owned()),
-        K::Not { .. } => one("not: matches the schema it must not match".to_owned()),
-        K::Contains => one("contains: no item matches".to_owned()),
-        K::UniqueItems => one("uniqueItems: items are not unique".to_owned()),
+        K::FalseSchema => emit(format!("{prefix}not allowed here (the schema is false)")),
+        K::Not { .. } => emit(format!("{prefix}not: matches the schema it must not match")),
+        K::Contains => emit(format!("{prefix}contains: no item matches")),
+        K::UniqueItems => emit(format!("{prefix}uniqueItems: items are not unique")),
         K::PropertyNames { error } => {
-            let inner = messages(error.kind(), error.instance(), root, at, false);
+            let inner = bare_messages(error, root, at, false);
             let name = quote_name(error.instance());
-            one(format!("propertyNames: name {name}: {}", inner.join("; ")))
+            emit(format!("{prefix}propertyNames: name {name}: {}", inner.join("; ")))
         }
         K::AnyOf { context } | K::OneOfNotValid { context } => {
-            one(alternatives(kind.keyword(), context, root, at, detail))
+            emit(format!(
+                "{prefix}{}",
+                alternatives(kind.keyword(), context, root, at, detail)
+            ));
         }
-        K::OneOfMultipleValid { .. } => one("oneOf: matches more than one alternative".to_owned()),
-        K::ContentEncoding { content_encoding } => one(format!(
-            "contentEncoding: not valid {}",
+        K::OneOfMultipleValid { .. } => emit(format!("{prefix}oneOf: matches more than one alternative")),
+        K::ContentEncoding { content_encoding } => emit(format!(
+            "{prefix}contentEncoding: not valid {}",
             cut(content_encoding)
         )),
-        K::ContentMediaType { content_media_type } => one(format!(
-            "contentMediaType: not valid {}",
+        K::ContentMediaType { content_media_type } => emit(format!(
+            "{prefix}contentMediaType: not valid {}",
             cut(content_media_type)
         )),
-        K::FromUtf8 { .. } => one("contentEncoding: decoded bytes are not UTF-8".to_owned()),
-        K::Custom { keyword, message } => one(format!("{keyword}: {message}")),
-        K::Referencing(err) => one(format!("$ref: unresolved reference: {err}")),
+        K::FromUtf8 { .. } => emit(format!("{prefix}contentEncoding: decoded bytes are not UTF-8")),
+        K::Custom { keyword, message } => emit(format!("{prefix}{keyword}: {message}")),
+        K::Referencing(err) => emit(format!("{prefix}$ref: unresolved reference: {err}")),
     }
 }
 
@@ -253,7 +306,7 @@ fn alternatives(
             continue;
         };
         let sub_path = path::from_pointer(root, first.instance_path().as_str());
-        let text = messages(first.kind(), first.instance(), root, &sub_path, false).join("; ");
+        let text = bare_messages(first, root, &sub_path, false).join("; ");
         if sub_path == at {
             parts.push(format!("[{}] {text}", i + 1));
         } else {
@@ -315,7 +368,7 @@ fn wanted_types(kind: &TypeKind) -> String {
 pub(crate) fn render(value: &Value) -> String {
     match value {
         Value::Null | Value::Bool(_) | Value::Number(_) => value.to_string(),
-        Value::String(s) => serde_json::to_string(&Value::String(cut(s))).unwrap_or_default(),
+        Value::String(s) => serde_json::to_string(cut(s).as_ref()).unwrap_or_default(),
         Value::Array(items) => format!("an array of {} item{}", items.len(), plural(items.len())),
         Value::Object(map) => format!(
             "an object of {} propert{}",
@@ -340,10 +393,10 @@ fn one_of(options: &Value) -> String {
     format!("one of {}", listed.join(", "))
 }
 
-fn cut(s: &str) -> String {
+fn cut(s: &str) -> std::borrow::Cow<'_, str> {
     match s.char_indices().nth(MAX_QUOTED_CHARS) {
-        Some((at, _)) => format!("{}…", &s[..at]),
-        None => s.to_owned(),
+        Some((at, _)) => format!("{}…", &s[..at]).into(),
+        None => s.into(),
     }
 }
 
