@@ -389,14 +389,15 @@ impl Inner {
 
     pub(crate) async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
         let listed = self.list_all("tools/list", "tools").await?;
-        // Compiling a long list takes a while (about 0.2 ms a tool): off the async threads, so
-        // that a runtime with one of them (mcpx serve) goes on serving meanwhile.
-        let tools: Vec<Tool> =
-            tokio::task::spawn_blocking(|| listed.into_iter().filter_map(Tool::new).collect())
-                .await
-                .map_err(|e| {
-                    malformed("tools/list", format!("compiling the schemas failed: {e}"))
-                })?;
+        // Compiling a long list takes a while (about 0.2 ms a tool): the task yields after each
+        // tool, so that a runtime with one thread (mcpx serve) goes on serving meanwhile. (On the
+        // blocking pool instead, the compiled schemas took about a third more memory: another
+        // allocator arena.)
+        let mut tools = Vec::with_capacity(listed.len());
+        for raw in listed {
+            tools.extend(Tool::new(raw));
+            tokio::task::yield_now().await;
+        }
         for tool in &tools {
             if let Some(error) = tool.input_error() {
                 tracing::warn!(tool = tool.name(), %error, "inputSchema does not compile; calls to it are refused");
