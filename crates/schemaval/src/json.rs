@@ -15,48 +15,20 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
     serde_json::from_slice(bytes)
 }
 
-/// Whether `value` nests deeper than `limit`, found without recursion so that a hostile value
-/// cannot overflow the stack while being measured.
+/// Whether `value` nests deeper than `limit` (a scalar is 0 deep, a container one more than its
+/// deepest child). The walk recurses, but never more than `limit` calls deep whatever the value
+/// is, so a hostile value cannot overflow the stack while being measured; `limit` is at most
+/// [`MAX_DEPTH`].
 pub(crate) fn deeper_than(value: &Value, limit: usize) -> bool {
-    enum Level<'a> {
-        Array(std::slice::Iter<'a, Value>),
-        Object(serde_json::map::Values<'a>),
-    }
-    fn open(value: &Value) -> Option<Level<'_>> {
+    debug_assert!(limit <= MAX_DEPTH, "the recursion is bounded by MAX_DEPTH");
+    fn within(value: &Value, levels: usize) -> bool {
         match value {
-            Value::Array(items) => Some(Level::Array(items.iter())),
-            Value::Object(map) => Some(Level::Object(map.values())),
-            _ => None,
+            Value::Array(items) => levels > 0 && items.iter().all(|item| within(item, levels - 1)),
+            Value::Object(map) => levels > 0 && map.values().all(|item| within(item, levels - 1)),
+            _ => true,
         }
     }
-    let Some(first) = open(value) else {
-        return false;
-    };
-    if limit == 0 {
-        return true;
-    }
-    // One open container per level: the stack's length is the current depth.
-    let mut stack = vec![first];
-    while let Some(level) = stack.last_mut() {
-        let next = match level {
-            Level::Array(items) => items.next(),
-            Level::Object(values) => values.next(),
-        };
-        match next {
-            None => {
-                stack.pop();
-            }
-            Some(child) => {
-                if let Some(inner) = open(child) {
-                    if stack.len() >= limit {
-                        return true;
-                    }
-                    stack.push(inner);
-                }
-            }
-        }
-    }
-    false
+    !within(value, limit.min(MAX_DEPTH))
 }
 
 /// Length of `value`'s compact serialization (what `serde_json::to_string` would produce),
