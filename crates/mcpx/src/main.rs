@@ -23,6 +23,7 @@ mod connect;
 mod input;
 mod output;
 mod prompt;
+mod stderr_log;
 
 use std::process::ExitCode;
 

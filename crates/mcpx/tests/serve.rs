@@ -495,11 +495,17 @@ fn processes_with(marker: &str) -> Vec<(u32, String)> {
 /// `mcpx --config CONFIG serve` with its input and output piped (and unread) and its log
 /// discarded; killed when dropped.
 fn serve_quietly(config: &std::path::Path) -> tokio::process::Child {
+    serve_piped(config, std::process::Stdio::null())
+}
+
+/// `mcpx --config CONFIG serve` with its input and output piped and its log going to `log`;
+/// killed when dropped.
+fn serve_piped(config: &std::path::Path, log: std::process::Stdio) -> tokio::process::Child {
     tokio::process::Command::new(common::MCPX)
         .args(["--config", &config.display().to_string(), "serve"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(log)
         .kill_on_drop(true)
         .spawn()
         .unwrap()
@@ -711,6 +717,24 @@ async fn a_repeated_id_is_refused_and_a_client_past_the_limit_is_paced() {
     }
 }
 
+/// What a pipelining client writes: the handshake, then calls 1 to `calls` of `tool`, each
+/// with `arguments`, one per line.
+fn handshake_and_calls(client: &str, calls: u64, tool: &str, arguments: Value) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": client, "version": "0"}}});
+    let mut text = format!(
+        "{init}\n{}\n",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    );
+    for id in 1..=calls {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        text.push_str(&format!("{call}\n"));
+    }
+    text
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory() {
     use tokio::io::AsyncWriteExt;
@@ -723,18 +747,12 @@ async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory()
     // 3,000 calls for 256 KiB each (750 MiB of answers), written without reading any answer.
     let calls = 3_000;
     let writing = tokio::spawn(async move {
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "never-reads", "version": "0"}}});
-        let mut text = format!(
-            "{init}\n{}\n",
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        let text = handshake_and_calls(
+            "never-reads",
+            calls,
+            "demo__blob",
+            json!({"bytes": 256 * 1024}),
         );
-        for id in 1..=calls {
-            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": {"name": "demo__blob", "arguments": {"bytes": 256 * 1024}}});
-            text.push_str(&format!("{call}\n"));
-        }
         let _ = input.write_all(text.as_bytes()).await;
         input
     });
@@ -754,4 +772,53 @@ async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory()
         + 64 * 1024;
     assert!(peak < bound_kib, "peak {peak} KiB, bound {bound_kib} KiB");
     writing.abort();
+}
+
+/// A client that pipes mcpx's standard error and never reads it: the log (a warning for every
+/// call here) fills the pipe in a few hundred lines, and mcpx must go on answering rather than
+/// wait for the pipe, dropping log lines instead.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_reads_the_log_holds_nothing_up() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut gateway = serve_piped(&config, std::process::Stdio::piped());
+    // Held open, never read.
+    let _log = gateway.stderr.take().unwrap();
+    let mut input = gateway.stdin.take().unwrap();
+    let mut answers = mcpclient::FrameReader::new(gateway.stdout.take().unwrap());
+    // Each call's result violates the tool's outputSchema: one warning line each, 2,000 lines
+    // (about ten times what the pipe holds).
+    let calls = 2_000;
+    let text = handshake_and_calls(
+        "never-reads-the-log",
+        calls,
+        "demo__drifting-output",
+        json!({}),
+    );
+    let writing = tokio::spawn(async move {
+        input.write_all(text.as_bytes()).await.unwrap();
+        input
+    });
+    let answered = tokio::time::timeout(Duration::from_secs(120), async {
+        let mut results = 0;
+        while results < calls {
+            let answer = answers.next().await.expect("mcpx answers").unwrap();
+            if answer.value().unwrap()["id"]
+                .as_u64()
+                .is_some_and(|id| id > 0)
+            {
+                assert_eq!(result_text(&answer), DRIFTING, "{answer}");
+                results += 1;
+            }
+        }
+        results
+    })
+    .await;
+    assert_eq!(
+        answered.ok(),
+        Some(calls),
+        "mcpx stopped answering once its unread log filled the pipe"
+    );
+    writing.await.unwrap();
 }

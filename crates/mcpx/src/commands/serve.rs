@@ -9,6 +9,8 @@ use mcpgateway::{Gateway, GatewayOptions, HttpOptions};
 
 use mcpx::config::Config;
 
+use crate::stderr_log::{StderrLog, LOG_FLUSH_GRACE};
+
 /// `mcpx serve`, its arguments checked.
 #[derive(Debug)]
 pub(crate) struct Serve {
@@ -19,15 +21,18 @@ pub(crate) struct Serve {
 }
 
 /// Logs to stderr (never stdout: on the stdio front it carries the protocol), filtered by
-/// `MCPX_LOG` (default `info`).
-fn log_to_stderr() {
+/// `MCPX_LOG` (default `info`), through a queue that never holds the gateway up
+/// ([`StderrLog`]).
+fn log_to_stderr() -> StderrLog {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("MCPX_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let log = StderrLog::start();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(log.clone())
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
+    log
 }
 
 /// Standard input and output for the stdio front. When they are pipes (as when a client
@@ -78,7 +83,7 @@ async fn stop_signal() {
 }
 
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
-    log_to_stderr();
+    let log = log_to_stderr();
     // One thread for the async work, on either front: on the project's 2-core machine, handing
     // each frame between worker threads cost more than a second thread gave (BENCHMARKS.md, p50
     // and calls/s before and after). Work that takes long (compiling a tool list) goes to the
@@ -87,7 +92,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
             lazy: serve.lazy,
@@ -131,8 +136,11 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         tracing::info!(
             rejected_calls = gateway.rejected_calls(),
             output_warnings = gateway.output_warnings(),
+            dropped_log_lines = log.dropped(),
             "stopped"
         );
         served.map(|()| ExitCode::SUCCESS)
-    })
+    });
+    log.flush(LOG_FLUSH_GRACE);
+    served
 }
