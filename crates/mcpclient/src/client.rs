@@ -164,11 +164,21 @@ pub struct Client {
     inner: Arc<Inner>,
 }
 
+/// The tools kept for calls, and which listing they came from.
+#[derive(Default)]
+struct Listed {
+    listing: u64,
+    tools: Arc<Vec<Tool>>,
+}
+
 pub(crate) struct Inner {
     pub(crate) connection: Connection,
     protocol_version: String,
     initialize_result: Value,
-    tools: RwLock<Arc<Vec<Tool>>>,
+    tools: RwLock<Listed>,
+    /// Numbers each listing in the order they start, so that a slow one never replaces a
+    /// newer one (a `list_changed` can arrive while a listing is compiling).
+    next_listing: AtomicU64,
     timeout: Duration,
     pub(crate) handlers: Handlers,
     next_token: AtomicU64,
@@ -223,7 +233,8 @@ impl Client {
             connection,
             protocol_version: version,
             initialize_result: answer,
-            tools: RwLock::new(Arc::new(Vec::new())),
+            tools: RwLock::default(),
+            next_listing: AtomicU64::new(1),
             timeout: options.timeout,
             handlers: options.handlers,
             next_token: AtomicU64::new(1),
@@ -269,6 +280,7 @@ impl Client {
             .tools
             .read()
             .unwrap_or_else(|p| p.into_inner())
+            .tools
             .clone()
     }
 
@@ -388,6 +400,7 @@ impl Inner {
     }
 
     pub(crate) async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
+        let listing = self.next_listing.fetch_add(1, Ordering::Relaxed);
         let listed = self.list_all("tools/list", "tools").await?;
         // Compiling a long list takes a while (about 0.2 ms a tool): the task yields after each
         // tool, so that a runtime with one thread (mcpx serve) goes on serving meanwhile. (On the
@@ -408,7 +421,13 @@ impl Inner {
             tracing::warn!(tool = %warning.tool, lines = ?warning.lines, "{}", warning.message);
         }
         let tools = Arc::new(tools);
-        *self.tools.write().unwrap_or_else(|p| p.into_inner()) = tools.clone();
+        let mut kept = self.tools.write().unwrap_or_else(|p| p.into_inner());
+        if listing > kept.listing {
+            *kept = Listed {
+                listing,
+                tools: tools.clone(),
+            };
+        }
         Ok((tools, warnings))
     }
 
@@ -418,7 +437,12 @@ impl Inner {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
-        let tools = self.tools.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let tools = self
+            .tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .tools
+            .clone();
         let tool = tools
             .iter()
             .find(|t| t.name == name)
