@@ -143,8 +143,23 @@ struct HttpSession {
 /// The open streams of a session: one per request being answered, and the GET stream.
 #[derive(Default)]
 struct Streams {
-    requests: Mutex<HashMap<String, mpsc::UnboundedSender<Frame>>>,
-    standalone: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
+    requests: Mutex<HashMap<String, mpsc::UnboundedSender<ToClient>>>,
+    standalone: Mutex<Option<mpsc::UnboundedSender<ToClient>>>,
+}
+
+/// What goes to the client on a stream: something on the way (progress, a question, a list
+/// change), or a request's answer, the last thing on its stream.
+enum ToClient {
+    OnTheWay(Frame),
+    Answer(Frame),
+}
+
+impl ToClient {
+    fn frame(&self) -> &Frame {
+        match self {
+            ToClient::OnTheWay(frame) | ToClient::Answer(frame) => frame,
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -157,13 +172,15 @@ impl Outbox for HttpOutbox {
     fn send(&self, frame: Frame, related: Option<&str>) {
         if let Some(id) = related {
             if let Some(stream) = lock(&self.0.requests).get(id) {
-                if stream.send(frame.clone()).is_ok() {
+                if stream.send(ToClient::OnTheWay(frame.clone())).is_ok() {
                     return;
                 }
             }
         }
         let mut standalone = lock(&self.0.standalone);
-        let sent = standalone.as_ref().is_some_and(|s| s.send(frame).is_ok());
+        let sent = standalone
+            .as_ref()
+            .is_some_and(|s| s.send(ToClient::OnTheWay(frame)).is_ok());
         if !sent {
             *standalone = None;
             tracing::debug!("no open stream for a message to the client; dropped");
@@ -173,7 +190,7 @@ impl Outbox for HttpOutbox {
     fn finish(&self, id: &str, response: Option<Frame>) {
         if let Some(stream) = lock(&self.0.requests).remove(id) {
             if let Some(frame) = response {
-                let _ = stream.send(frame);
+                let _ = stream.send(ToClient::Answer(frame));
             }
         }
     }
@@ -299,13 +316,13 @@ fn new_session_id() -> Result<String, getrandom::Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn sse(first: Option<Frame>, frames: mpsc::UnboundedReceiver<Frame>) -> Response {
+fn sse(first: Option<ToClient>, frames: mpsc::UnboundedReceiver<ToClient>) -> Response {
     let events = stream::unfold((first, frames), |(first, mut frames)| async move {
-        let frame = match first {
-            Some(frame) => frame,
+        let item = match first {
+            Some(item) => item,
             None => frames.recv().await?,
         };
-        let event = Event::default().event("message").data(frame.text());
+        let event = Event::default().event("message").data(item.frame().text());
         Some((Ok::<_, Infallible>(event), (None, frames)))
     });
     Sse::new(events)
@@ -507,10 +524,10 @@ impl Front {
 /// For a client that takes either: when the first thing for the request, within [`KEEP_ALIVE`],
 /// is its answer (most calls: no progress, no question to the client), the answer alone as JSON,
 /// which costs the client no event parsing; else an SSE stream that starts with what came.
-async fn sse_unless_answered_at_once(mut frames: mpsc::UnboundedReceiver<Frame>) -> Response {
+async fn sse_unless_answered_at_once(mut frames: mpsc::UnboundedReceiver<ToClient>) -> Response {
     match tokio::time::timeout(KEEP_ALIVE, frames.recv()).await {
-        Ok(Some(frame)) if frame.head().is_some_and(|h| h.method.is_none()) => json_body(&frame),
-        Ok(Some(frame)) => sse(Some(frame), frames),
+        Ok(Some(ToClient::Answer(frame))) => json_body(&frame),
+        Ok(Some(on_the_way)) => sse(Some(on_the_way), frames),
         // Cancelled before anything came: nothing to answer.
         Ok(None) => StatusCode::ACCEPTED.into_response(),
         Err(_) => sse(None, frames),
@@ -519,15 +536,13 @@ async fn sse_unless_answered_at_once(mut frames: mpsc::UnboundedReceiver<Frame>)
 
 /// For a client that accepts only JSON: the response alone, once it is there (what belongs to
 /// the request on the way is dropped: this client cannot take it).
-async fn json_answer(mut frames: mpsc::UnboundedReceiver<Frame>) -> Response {
-    let mut last = None;
-    while let Some(frame) = frames.recv().await {
-        last = Some(frame);
+async fn json_answer(mut frames: mpsc::UnboundedReceiver<ToClient>) -> Response {
+    while let Some(item) = frames.recv().await {
+        if let ToClient::Answer(frame) = item {
+            return json_body(&frame);
+        }
     }
-    match last {
-        Some(frame) => json_body(&frame),
-        None => StatusCode::ACCEPTED.into_response(),
-    }
+    StatusCode::ACCEPTED.into_response()
 }
 
 /// A frame as a JSON response body.

@@ -276,12 +276,7 @@ impl Client {
 
     /// The tools of the last list (re-listed by itself when the server says they changed).
     pub fn tools(&self) -> Arc<Vec<Tool>> {
-        self.inner
-            .tools
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .tools
-            .clone()
+        self.inner.kept_tools()
     }
 
     /// Lists every tool (all pages), compiles their schemas once and keeps them for calls.
@@ -399,6 +394,15 @@ impl Inner {
         Ok(items)
     }
 
+    /// The tools of the newest listing.
+    fn kept_tools(&self) -> Arc<Vec<Tool>> {
+        self.tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .tools
+            .clone()
+    }
+
     pub(crate) async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
         let listing = self.next_listing.fetch_add(1, Ordering::Relaxed);
         let listed = self.list_all("tools/list", "tools").await?;
@@ -437,12 +441,7 @@ impl Inner {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
-        let tools = self
-            .tools
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .tools
-            .clone();
+        let tools = self.kept_tools();
         let tool = tools
             .iter()
             .find(|t| t.name == name)

@@ -40,9 +40,7 @@ pub use http::{
     HttpConfig, HttpSession, HttpTransport, ACK_TIMEOUT, CONNECT_TIMEOUT, DEFAULT_RETRY,
     MAX_REDIRECTS, MAX_RESUMPTIONS, MAX_RETRY,
 };
-pub use lines::{
-    gather, write_frame, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES,
-};
+pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};

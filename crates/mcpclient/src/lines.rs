@@ -57,17 +57,6 @@ pub const MAX_BATCH_BYTES: usize = 64 * 1024;
 /// Most frames taken from a queue for one write (see [`gather`]).
 pub const MAX_BATCH_FRAMES: usize = 64;
 
-/// Writes one frame and its newline, and flushes.
-///
-/// # Errors
-/// The writer's error.
-pub async fn write_frame<W: AsyncWrite + Unpin>(
-    writer: &mut W,
-    frame: &Frame,
-) -> std::io::Result<()> {
-    write_frames(writer, std::slice::from_ref(frame)).await
-}
-
 /// Writes frames, each with its newline, and flushes. Small frames are gathered into writes of
 /// up to [`MAX_BATCH_BYTES`]; a larger frame is written from where it is, never copied.
 ///

@@ -6,6 +6,7 @@
 //! not delivered to anyone else's call but reported as [`Event::Unmatched`].
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -88,7 +89,9 @@ pub enum RpcError {
 /// The successful answer to a call: the whole response frame, as received.
 #[derive(Debug, Clone)]
 pub struct Response {
-    pub(crate) frame: Frame,
+    frame: Frame,
+    /// Where the `result` member's text is in the frame, found once when it arrived.
+    result: Range<usize>,
 }
 
 #[derive(Deserialize)]
@@ -100,6 +103,35 @@ struct Body<'a> {
 }
 
 impl Response {
+    /// The answer in `frame`: its result located; the peer's error, or why it is no answer.
+    pub(crate) fn from_frame(frame: Frame) -> Result<Response, RpcError> {
+        let body: Body<'_> = serde_json::from_str(frame.text())
+            .map_err(|e| RpcError::InvalidResponse(e.to_string()))?;
+        match (body.result, body.error) {
+            (Some(result), None) => {
+                // The result is a slice of the frame's own text.
+                let start = result.get().as_ptr() as usize - frame.text().as_ptr() as usize;
+                let result = start..start + result.get().len();
+                Ok(Response { frame, result })
+            }
+            (None, Some(error)) => Err(RpcError::Remote {
+                code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                data: error.get("data").cloned(),
+            }),
+            (Some(_), Some(_)) => Err(RpcError::InvalidResponse(
+                "both result and error".to_owned(),
+            )),
+            (None, None) => Err(RpcError::InvalidResponse(
+                "neither result nor error".to_owned(),
+            )),
+        }
+    }
+
     /// The response frame exactly as the peer sent it.
     pub fn frame(&self) -> &Frame {
         &self.frame
@@ -107,15 +139,12 @@ impl Response {
 
     /// The exact text of the `result` member.
     pub fn result_text(&self) -> &str {
-        self.result_raw().get()
+        self.frame.text().get(self.result.clone()).unwrap_or("null")
     }
 
     /// The `result` member as the peer wrote it.
     pub fn result_raw(&self) -> &RawValue {
-        serde_json::from_str::<Body<'_>>(self.frame.text())
-            .ok()
-            .and_then(|b| b.result)
-            .unwrap_or_else(|| null())
+        serde_json::from_str(self.result_text()).unwrap_or_else(|_| null())
     }
 
     /// The `result` member, parsed with numbers kept as written.
@@ -127,7 +156,7 @@ impl Response {
     }
 }
 
-/// JSON `null`, for a result that is not there (a response is checked for one when it arrives).
+/// JSON `null`, for a result that cannot be read (never: it was read when the response arrived).
 fn null() -> &'static RawValue {
     serde_json::from_str("null").expect("null is JSON")
 }
@@ -270,26 +299,7 @@ impl Connection {
             Err(_) => return Err(timed_out()),
         };
         guard.armed = false;
-        let body: Body<'_> = serde_json::from_str(frame.text())
-            .map_err(|e| RpcError::InvalidResponse(e.to_string()))?;
-        match (body.result, body.error) {
-            (Some(_), None) => Ok(Response { frame }),
-            (None, Some(error)) => Err(RpcError::Remote {
-                code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                data: error.get("data").cloned(),
-            }),
-            (Some(_), Some(_)) => Err(RpcError::InvalidResponse(
-                "both result and error".to_owned(),
-            )),
-            (None, None) => Err(RpcError::InvalidResponse(
-                "neither result nor error".to_owned(),
-            )),
-        }
+        Response::from_frame(frame)
     }
 }
 

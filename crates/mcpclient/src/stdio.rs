@@ -5,11 +5,12 @@
 //! being held in memory.
 //!
 //! `close` asks the child to stop by closing its stdin, waits [`STOP_GRACE`], sends SIGTERM,
-//! waits again, then kills (SIGKILL) and reaps it; dropping the transport kills it. Started with [`StdioTransport::spawn_grouped`]
-//! (as the gateway starts its servers), the child runs in a process group of its own, so that
-//! what it starts (a wrapper such as `npx` starts the real server as its child) stops with it:
-//! `close` and drop kill whatever is left of the group. [`StdioTransport::spawn`] leaves the
-//! child in mcpx's group, where a terminal's Ctrl-C reaches it too (the command line's case).
+//! waits again, then kills (SIGKILL) and reaps it; dropping the transport kills it. Started
+//! with [`StdioTransport::spawn_grouped`] (as the gateway starts its servers), the child runs
+//! in a process group of its own, so that what it starts (a wrapper such as `npx` starts the
+//! real server as its child) stops with it: `close` and drop kill whatever is left of the group.
+//! [`StdioTransport::spawn`] leaves the child in mcpx's group, where a terminal's Ctrl-C reaches
+//! it too (the command line's case).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;

@@ -145,13 +145,7 @@ mod tests {
     fn warnings(result: &str) -> Vec<Warning> {
         let schema = Schema::compile(&json!({"type": "object", "required": ["sum"]})).unwrap();
         let frame = Frame::parse(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
-        output_warnings(
-            "t",
-            &schema,
-            &Response {
-                frame: frame.unwrap(),
-            },
-        )
+        output_warnings("t", &schema, &Response::from_frame(frame.unwrap()).unwrap())
     }
 
     #[test]

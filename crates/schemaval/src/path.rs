@@ -40,9 +40,7 @@ pub(crate) fn push_index(path: &mut String, index: usize) {
 /// The readable path of a JSON pointer into `root`. Whether a segment is a key or an index is
 /// taken from the document itself, so the key `"0"` of an object prints as `['0']`.
 pub(crate) fn from_pointer(root: &Value, pointer: &str) -> String {
-    // Room for the path and a line's message after it, so that the line is built in place.
-    let mut path = String::with_capacity(pointer.len() + 64);
-    path.push('$');
+    let mut path = String::from("$");
     let mut node = Some(root);
     for raw in pointer.split('/').skip(1) {
         let segment = if raw.contains('~') {

@@ -86,8 +86,8 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     let log = log_to_stderr();
     // One thread for the async work, on either front: on the project's 2-core machine, handing
     // each frame between worker threads cost more than a second thread gave (BENCHMARKS.md, p50
-    // and calls/s before and after). Work that takes long (compiling a tool list) goes to the
-    // blocking pool, so the front goes on serving meanwhile.
+    // and calls/s before and after). Work that takes long (compiling a tool list) yields after
+    // each step, so the front goes on serving meanwhile.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
