@@ -1,5 +1,9 @@
 //! What a server asks of its client (elicitation, sampling, roots) passed on to the gateway's
-//! client whose call it belongs to: the client with the newest call in flight to that server.
+//! client whose call it belongs to, and never to another: the session whose call's response
+//! stream it arrived on (Streamable HTTP servers), else the one session with calls in flight to
+//! that server. When several sessions have calls in flight to it and the transport cannot tell
+//! which call asked (stdio), the question is ambiguous: it is declined (elicitation) or refused
+//! (sampling, roots), and logged. (See [`crate::gateway`] for the rules.)
 //!
 //! Elicitation is checked on both sides by mcpclient: a `requestedSchema` that is not the flat
 //! object MCP allows never reaches the client, and content that does not match it never reaches
@@ -28,22 +32,31 @@ impl Bridge {
         Bridge { gateway, upstream }
     }
 
-    /// Asks the right client `method` with `params`; `None` when no client can be asked.
+    /// Asks the right client `method` with `params`; why nobody was asked, when no client
+    /// can be.
     async fn ask(
         &self,
         capability: &str,
         method: &str,
         params: &Value,
-    ) -> Option<Result<Value, Value>> {
-        let gateway = self.gateway.upgrade()?;
-        let (session, related) = gateway.asker(self.upstream, capability)?;
+        during: Option<&str>,
+    ) -> Result<Result<Value, Value>, NoAsker> {
+        let Some(gateway) = self.gateway.upgrade() else {
+            return Err(NoAsker::Undeclared);
+        };
+        let asked = gateway.asker(self.upstream, capability, during);
+        let (session, related) = match asked {
+            Ok(asked) => asked,
+            Err(why) => {
+                tracing::warn!(server = gateway.upstream_name(self.upstream), method, %why, "a server's request not passed on");
+                return Err(why);
+            }
+        };
         let timeout = gateway.options.timeout;
         drop(gateway);
-        Some(
-            session
-                .ask(method, params.clone(), related.as_deref(), timeout)
-                .await,
-        )
+        Ok(session
+            .ask(method, params.clone(), related.as_deref(), timeout)
+            .await)
     }
 
     async fn forward(
@@ -51,13 +64,14 @@ impl Bridge {
         capability: &str,
         method: &str,
         params: &Value,
+        during: Option<&str>,
     ) -> Result<Value, HandlerError> {
-        match self.ask(capability, method, params).await {
-            Some(Ok(result)) => Ok(result),
-            Some(Err(error)) => Err(handler_error(&error)),
-            None => Err(HandlerError {
-                code: -32601,
-                message: format!("{method}: no client of this gateway declared {capability}"),
+        match self.ask(capability, method, params, during).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(handler_error(&error)),
+            Err(why) => Err(HandlerError {
+                code: why.code(),
+                message: format!("{method}: {why}"),
                 data: None,
             }),
         }
@@ -92,13 +106,14 @@ impl ElicitationHandler for Bridge {
                     data: Some(json!({ "violations": problems })),
                 });
             }
+            let during = request.during.as_deref();
             match self
-                .ask("elicitation", "elicitation/create", &request.params)
+                .ask("elicitation", "elicitation/create", &request.params, during)
                 .await
             {
-                None => ElicitationAnswer::Decline,
-                Some(Err(error)) => ElicitationAnswer::Refuse(handler_error(&error)),
-                Some(Ok(result)) => match result.get("action").and_then(Value::as_str) {
+                Err(_) => ElicitationAnswer::Decline,
+                Ok(Err(error)) => ElicitationAnswer::Refuse(handler_error(&error)),
+                Ok(Ok(result)) => match result.get("action").and_then(Value::as_str) {
                     Some("accept") => ElicitationAnswer::Accept(
                         result.get("content").cloned().unwrap_or_else(|| json!({})),
                     ),
@@ -114,16 +129,56 @@ impl SamplingHandler for Bridge {
     fn create_message<'a>(
         &'a self,
         params: &'a Value,
+        during: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Value, HandlerError>> {
-        Box::pin(self.forward("sampling", "sampling/createMessage", params))
+        Box::pin(self.forward("sampling", "sampling/createMessage", params, during))
     }
 }
 
 impl RootsHandler for Bridge {
-    fn list_roots<'a>(&'a self, params: &'a Value) -> BoxFuture<'a, Result<Value, HandlerError>> {
-        Box::pin(self.forward("roots", "roots/list", params))
+    fn list_roots<'a>(
+        &'a self,
+        params: &'a Value,
+        during: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Value, HandlerError>> {
+        Box::pin(self.forward("roots", "roots/list", params, during))
     }
 }
 
-/// Used where a session is picked for a question.
+/// The session a server's question goes to, and the id of its request the question belongs
+/// to (for the HTTP front: the stream it goes out on).
 pub(crate) type Asked = (Arc<crate::Session>, Option<String>);
+
+/// Why a server's question reaches no client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NoAsker {
+    /// The session it belongs to did not declare the capability, or no session did.
+    Undeclared,
+    /// Several sessions have calls in flight to the server and nothing tells whose call asked.
+    Ambiguous {
+        /// How many sessions.
+        sessions: usize,
+    },
+}
+
+impl NoAsker {
+    fn code(&self) -> i64 {
+        match self {
+            NoAsker::Undeclared => -32601,
+            NoAsker::Ambiguous { .. } => -32603,
+        }
+    }
+}
+
+impl std::fmt::Display for NoAsker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoAsker::Undeclared => f.write_str("the client this belongs to did not declare the capability"),
+            NoAsker::Ambiguous { sessions } => write!(
+                f,
+                "{sessions} clients have calls in flight to this server and it does not say whose call asked; \
+                 not guessed (give the server \"isolation\": \"per-session\")"
+            ),
+        }
+    }
+}

@@ -10,6 +10,7 @@
 //! results are forwarded as the exact JSON text the server sent, an `outputSchema` mismatch
 //! being only logged and counted.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
@@ -22,7 +23,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use crate::bridge::Asked;
+use crate::bridge::{Asked, NoAsker};
 use crate::catalog::{changes, Catalog, Route};
 use crate::upstream::{self, State, Upstream};
 use crate::{
@@ -42,8 +43,24 @@ pub(crate) struct Inner {
     catalog: RwLock<Arc<Catalog>>,
     sessions: Mutex<Vec<Weak<Session>>>,
     supervisors: Mutex<Vec<AbortHandle>>,
+    /// The calls in flight upstream, by the tag they carry: whose call a server's question
+    /// came with (the session, and its request's id).
+    calls: Mutex<HashMap<String, (Weak<Session>, String)>>,
+    next_call: AtomicU64,
     output_warnings: AtomicU64,
     rejected_calls: AtomicU64,
+}
+
+/// A call registered under its tag while it is in flight upstream.
+struct Tagged<'a> {
+    calls: &'a Mutex<HashMap<String, (Weak<Session>, String)>>,
+    tag: String,
+}
+
+impl Drop for Tagged<'_> {
+    fn drop(&mut self) {
+        lock(self.calls).remove(&self.tag);
+    }
 }
 
 /// A request's result as JSON, or its error.
@@ -83,6 +100,8 @@ impl Gateway {
             catalog: RwLock::default(),
             sessions: Mutex::default(),
             supervisors: Mutex::default(),
+            calls: Mutex::default(),
+            next_call: AtomicU64::new(1),
             output_warnings: AtomicU64::new(0),
             rejected_calls: AtomicU64::new(0),
         });
@@ -263,23 +282,73 @@ impl Inner {
         }
     }
 
-    /// The client to ask what server `upstream` wants to know: the one with the newest call in
-    /// flight to it that declared `capability`; for `roots`, else any that declared it.
-    pub(crate) fn asker(&self, upstream: usize, capability: &str) -> Option<Asked> {
-        let sessions: Vec<_> = self
-            .sessions()
-            .into_iter()
-            .filter(|s| s.declares(capability))
-            .collect();
-        let calling = sessions
+    /// The name of server `index`, for logs.
+    pub(crate) fn upstream_name(&self, index: usize) -> &str {
+        self.upstreams[index].name()
+    }
+
+    /// Registers a call of `session`'s request `id` going upstream; its tag goes with it, and
+    /// it is forgotten when the returned guard drops.
+    fn tag(&self, session: &Arc<Session>, id: &str) -> Tagged<'_> {
+        let tag = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+        lock(&self.calls).insert(tag.clone(), (Arc::downgrade(session), id.to_owned()));
+        Tagged {
+            calls: &self.calls,
+            tag,
+        }
+    }
+
+    /// The client to ask what server `upstream` wants to know, never a guess:
+    /// - the session whose call the question came with (`during`: the transport said);
+    /// - else the one session with calls in flight to the server (its newest call);
+    /// - for `roots` with no call in flight, the one session that declared roots.
+    ///
+    /// Several candidates make the question ambiguous; a candidate that did not declare
+    /// `capability` is not asked.
+    pub(crate) fn asker(
+        &self,
+        upstream: usize,
+        capability: &str,
+        during: Option<&str>,
+    ) -> Result<Asked, NoAsker> {
+        let declared = |session: Arc<Session>, id: Option<String>| {
+            if session.declares(capability) {
+                Ok((session, id))
+            } else {
+                Err(NoAsker::Undeclared)
+            }
+        };
+        let tagged = during.and_then(|tag| {
+            let calls = lock(&self.calls);
+            let (session, id) = calls.get(tag)?;
+            Some((session.upgrade()?, id.clone()))
+        });
+        if let Some((session, id)) = tagged {
+            return declared(session, Some(id));
+        }
+        let sessions = self.sessions();
+        let mut calling: Vec<(Arc<Session>, String)> = sessions
             .iter()
-            .filter_map(|s| s.newest_call_to(upstream).map(|(seq, id)| (seq, s, id)))
-            .max_by_key(|(seq, _, _)| *seq)
-            .map(|(_, s, id)| (s.clone(), Some(id)));
-        match calling {
-            Some(asked) => Some(asked),
-            None if capability == "roots" => sessions.into_iter().next().map(|s| (s, None)),
-            None => None,
+            .filter_map(|s| s.newest_call_to(upstream).map(|(_, id)| (s.clone(), id)))
+            .collect();
+        match calling.len() {
+            1 => {
+                let (session, id) = calling.remove(0);
+                declared(session, Some(id))
+            }
+            0 if capability == "roots" => {
+                let mut declaring: Vec<Arc<Session>> = sessions
+                    .into_iter()
+                    .filter(|s| s.declares(capability))
+                    .collect();
+                match declaring.len() {
+                    0 => Err(NoAsker::Undeclared),
+                    1 => Ok((declaring.remove(0), None)),
+                    n => Err(NoAsker::Ambiguous { sessions: n }),
+                }
+            }
+            0 => Err(NoAsker::Undeclared),
+            n => Err(NoAsker::Ambiguous { sessions: n }),
         }
     }
 
@@ -358,7 +427,7 @@ impl Inner {
                 let route = self.route_prompt(params.get("name")).await?;
                 let mut params = params;
                 params["name"] = json!(route.name);
-                self.pass(route.upstream, method, params).await
+                self.pass(session, id, route.upstream, method, params).await
             }
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
                 let uri = params
@@ -366,7 +435,7 @@ impl Inner {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let upstream = self.route_resource(uri).await?;
-                self.pass(upstream, method, params).await
+                self.pass(session, id, upstream, method, params).await
             }
             "completion/complete" => {
                 let mut params = params;
@@ -385,7 +454,7 @@ impl Inner {
                         self.route_resource(uri).await?
                     }
                 };
-                self.pass(upstream, method, params).await
+                self.pass(session, id, upstream, method, params).await
             }
             "logging/setLevel" => {
                 for upstream in &self.upstreams {
@@ -434,12 +503,23 @@ impl Inner {
         })
     }
 
-    /// Sends a request to server `index` as it is; its result's exact text comes back.
-    async fn pass(&self, index: usize, method: &str, params: Value) -> Answer {
+    /// Sends `session`'s request `id` to server `index` as it is; its result's exact text
+    /// comes back.
+    async fn pass(
+        &self,
+        session: &Arc<Session>,
+        id: &str,
+        index: usize,
+        method: &str,
+        params: Value,
+    ) -> Answer {
         let running = self.running(index).await?;
+        session.calls(id, index);
+        let tagged = self.tag(session, id);
         let options = CallOptions {
             timeout: Some(self.options.timeout),
             progress: None,
+            tag: Some(tagged.tag.clone()),
         };
         match running.client.request(method, Some(params), options).await {
             Ok(response) => Ok(response.result_raw().to_owned()),
@@ -488,6 +568,7 @@ impl Inner {
         };
         let running = self.running(route.upstream).await?;
         session.calls(id, route.upstream);
+        let tagged = self.tag(session, id);
         let token = params.pointer("/_meta/progressToken").cloned();
         let (mut options, mut progress) = match token {
             Some(_) => {
@@ -497,6 +578,7 @@ impl Inner {
             None => (CallOptions::default(), None),
         };
         options.timeout = Some(self.options.timeout);
+        options.tag = Some(tagged.tag.clone());
         let forward = |mut step: Value| {
             if let Some(token) = &token {
                 step["progressToken"] = token.clone();

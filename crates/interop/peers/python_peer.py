@@ -10,6 +10,7 @@ import sys
 
 import uvicorn
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
 mcp = FastMCP("mcpx-python-peer", host="127.0.0.1")
@@ -45,6 +46,25 @@ async def greet(ctx: Context) -> str:
     if answer.action == "accept":
         return f"hello {answer.data.name}, {answer.data.age}"
     return answer.action
+
+
+@mcp.tool()
+async def wait(seconds: float, ctx: Context) -> str:
+    """Reports progress 0 at once, waits `seconds` (at most 30), and says so."""
+    await ctx.report_progress(0, seconds, "waiting")
+    await asyncio.sleep(min(seconds, 30))
+    return f"waited {seconds}"
+
+
+@mcp.tool()
+async def summarize(text: str, ctx: Context) -> str:
+    """Asks the client's LLM (sampling) to summarize `text`, and returns what it said."""
+    result = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=text))],
+        max_tokens=50,
+        related_request_id=ctx.request_id,
+    )
+    return result.content.text if isinstance(result.content, TextContent) else "not text"
 
 
 @mcp.tool()

@@ -130,6 +130,7 @@ impl mcpclient::SamplingHandler for Llm {
     fn create_message<'a>(
         &'a self,
         params: &'a serde_json::Value,
+        _during: Option<&'a str>,
     ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::HandlerError>> {
         let asked = params["messages"][0]["content"]["text"]
             .as_str()
@@ -150,6 +151,7 @@ impl mcpclient::RootsHandler for Folders {
     fn list_roots<'a>(
         &'a self,
         _params: &'a serde_json::Value,
+        _during: Option<&'a str>,
     ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::HandlerError>> {
         Box::pin(async {
             Ok(json!({"roots": [{"uri": "file:///work/project", "name": "project"}]}))

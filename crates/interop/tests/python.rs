@@ -14,7 +14,10 @@ async fn structured_and_rejected(client: &Client) {
     let (tools, warnings) = client.list_tools().await.unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let names: Vec<_> = tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, ["add", "count", "greet", "header"]);
+    assert_eq!(
+        names,
+        ["add", "count", "greet", "wait", "summarize", "header"]
+    );
     let add = client
         .call_tool("add", json!({"a": 2, "b": 3}))
         .await

@@ -140,6 +140,9 @@ pub struct CallOptions {
     /// Receives the `params` of each `notifications/progress` for this call (the call asks
     /// for progress with a token of its own). Lossy past [`MAX_QUEUED_PROGRESS`] unread.
     pub progress: Option<mpsc::Sender<Value>>,
+    /// A tag of the caller's: a request the server sends during this call, when the transport
+    /// tells which call it belongs to, reaches the handlers with it (`during`).
+    pub tag: Option<String>,
 }
 
 impl CallOptions {
@@ -147,8 +150,8 @@ impl CallOptions {
     pub fn with_progress() -> (CallOptions, mpsc::Receiver<Value>) {
         let (sender, receiver) = mpsc::channel(MAX_QUEUED_PROGRESS);
         let options = CallOptions {
-            timeout: None,
             progress: Some(sender),
+            ..CallOptions::default()
         };
         (options, receiver)
     }
@@ -503,7 +506,10 @@ impl Inner {
             }
             None => None,
         };
-        Ok(self.connection.request(method, params, timeout).await?)
+        Ok(self
+            .connection
+            .request_tagged(method, params, timeout, options.tag)
+            .await?)
     }
 }
 

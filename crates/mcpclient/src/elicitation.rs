@@ -31,6 +31,7 @@ fn shape() -> &'static Schema {
 pub(crate) async fn answer(
     handler: &dyn ElicitationHandler,
     params: Value,
+    during: Option<String>,
 ) -> Result<Value, Value> {
     let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
     if mode != "form" {
@@ -50,6 +51,7 @@ pub(crate) async fn answer(
             .to_owned(),
         requested_schema: requested,
         params,
+        during,
     };
     let mut problems = Vec::new();
     for _ in 0..MAX_ELICITATION_ATTEMPTS {

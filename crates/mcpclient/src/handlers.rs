@@ -23,6 +23,9 @@ pub struct ElicitationRequest {
     pub requested_schema: Value,
     /// The request's whole `params`, unknown fields included.
     pub params: Value,
+    /// The tag of the call the request came with ([`crate::CallOptions::tag`]), where the
+    /// transport tells (Streamable HTTP: it arrived on that call's response stream).
+    pub during: Option<String>,
 }
 
 /// What the user did with an elicitation.
@@ -75,17 +78,24 @@ impl HandlerError {
 
 /// Answers `sampling/createMessage`: the server asks for an LLM completion.
 pub trait SamplingHandler: Send + Sync {
-    /// The `CreateMessageResult` for the request's `params`.
+    /// The `CreateMessageResult` for the request's `params`; `during` as in
+    /// [`ElicitationRequest::during`].
     fn create_message<'a>(
         &'a self,
         params: &'a Value,
+        during: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Value, HandlerError>>;
 }
 
 /// Answers `roots/list`: the folders the server may work in.
 pub trait RootsHandler: Send + Sync {
-    /// The `ListRootsResult` (`{"roots": [...]}`) for the request's `params`.
-    fn list_roots<'a>(&'a self, params: &'a Value) -> BoxFuture<'a, Result<Value, HandlerError>>;
+    /// The `ListRootsResult` (`{"roots": [...]}`) for the request's `params`; `during` as in
+    /// [`ElicitationRequest::during`].
+    fn list_roots<'a>(
+        &'a self,
+        params: &'a Value,
+        during: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Value, HandlerError>>;
 }
 
 /// The handlers an application gives the client; each one set declares its capability.

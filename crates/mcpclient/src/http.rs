@@ -25,7 +25,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::sse::{sse_events, SseError};
-use crate::{Frame, FrameError, Transport, TransportError, MAX_FRAME_BYTES, MAX_QUEUED_FRAMES};
+use crate::{
+    Frame, FrameError, FrameSink, FrameSource, Received, Transport, TransportError,
+    MAX_FRAME_BYTES, MAX_QUEUED_FRAMES,
+};
 
 /// Most times in a row a stream is resumed, or the GET stream reopened, without an event
 /// arriving in between.
@@ -66,8 +69,18 @@ pub struct HttpConfig {
 
 /// A connection to a Streamable HTTP server.
 pub struct HttpTransport {
+    sink: HttpSink,
+    source: HttpSource,
+}
+
+/// The sending half of an [`HttpTransport`]: each frame is a POST of its own.
+pub struct HttpSink {
     shared: Arc<Shared>,
-    incoming: mpsc::Receiver<Result<Frame, TransportError>>,
+}
+
+/// The receiving half of an [`HttpTransport`]: what the exchanges and the GET stream yield.
+pub struct HttpSource {
+    incoming: mpsc::Receiver<Result<Received, TransportError>>,
 }
 
 struct Shared {
@@ -77,7 +90,7 @@ struct Shared {
     session: Mutex<Session>,
     /// Held while re-initializing, so that concurrent 404s start one new session, not many.
     reinitializing: tokio::sync::Mutex<()>,
-    incoming: mpsc::Sender<Result<Frame, TransportError>>,
+    incoming: mpsc::Sender<Result<Received, TransportError>>,
     tasks: Mutex<JoinSet<()>>,
 }
 
@@ -133,8 +146,8 @@ impl HttpTransport {
             tasks: Mutex::default(),
         });
         Ok(HttpTransport {
-            shared,
-            incoming: receiver,
+            sink: HttpSink { shared },
+            source: HttpSource { incoming: receiver },
         })
     }
 
@@ -142,7 +155,7 @@ impl HttpTransport {
     /// has been handed to a client.
     pub fn session(&self) -> HttpSession {
         HttpSession {
-            shared: self.shared.clone(),
+            shared: self.sink.shared.clone(),
         }
     }
 }
@@ -211,46 +224,43 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
-impl Drop for HttpTransport {
+impl Drop for HttpSink {
     fn drop(&mut self) {
         self.shared.tasks().abort_all();
     }
 }
 
 impl Transport for HttpTransport {
-    async fn send(&mut self, frame: &Frame) -> Result<(), TransportError> {
-        let head = frame.head();
-        let method = head
-            .as_ref()
-            .and_then(|h| h.method.as_deref().map(str::to_owned));
-        let id = head.as_ref().and_then(|h| h.id_text().map(str::to_owned));
-        match (method.as_deref(), id) {
-            (Some(method), Some(id)) => {
-                if method == "initialize" {
-                    let mut session = self.shared.session();
-                    session.initialize = Some(frame.clone());
-                    session.initialize_id = Some(id.clone());
-                    session.id = None;
-                    session.version = None;
-                }
-                let shared = self.shared.clone();
-                let frame = frame.clone();
-                self.shared
-                    .spawn(async move { shared.exchange(frame, Some(id)).await });
-            }
-            // Notifications and responses: the server only acknowledges them.
-            _ => {
-                self.shared.exchange(frame.clone(), None).await;
-                if method.as_deref() == Some("notifications/initialized") {
-                    self.shared.open_get_stream();
-                }
-            }
-        }
-        Ok(())
+    type Sink = HttpSink;
+    type Source = HttpSource;
+
+    fn split(self) -> (HttpSink, HttpSource) {
+        (self.sink, self.source)
     }
 
+    fn halves(&mut self) -> (&mut HttpSink, &mut HttpSource) {
+        (&mut self.sink, &mut self.source)
+    }
+}
+
+impl FrameSource for HttpSource {
     async fn receive(&mut self) -> Option<Result<Frame, TransportError>> {
+        self.receive_related()
+            .await
+            .map(|received| received.map(|r| r.frame))
+    }
+
+    async fn receive_related(&mut self) -> Option<Result<Received, TransportError>> {
         self.incoming.recv().await
+    }
+}
+
+impl FrameSink for HttpSink {
+    async fn send_all(&mut self, frames: &[Frame]) -> Result<(), TransportError> {
+        for frame in frames {
+            self.send(frame).await;
+        }
+        Ok(())
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
@@ -272,6 +282,47 @@ impl Transport for HttpTransport {
                 .shared
                 .failure(None, "DELETE", Some(r.status()), excerpt(r).await)),
             Err(e) => Err(self.shared.failure(None, "DELETE", None, e.to_string())),
+        }
+    }
+}
+
+impl HttpSink {
+    /// Posts one frame. Requests, and notifications and responses other than
+    /// `notifications/initialized`, are exchanged in tasks of their own, so that no
+    /// acknowledgement holds up the next frame; `notifications/initialized` is acknowledged
+    /// before anything else is sent, since the server must see it before the requests that
+    /// follow it.
+    async fn send(&mut self, frame: &Frame) {
+        let head = frame.head();
+        let method = head
+            .as_ref()
+            .and_then(|h| h.method.as_deref().map(str::to_owned));
+        let id = head.as_ref().and_then(|h| h.id_text().map(str::to_owned));
+        match (method.as_deref(), id) {
+            (Some(method), Some(id)) => {
+                if method == "initialize" {
+                    let mut session = self.shared.session();
+                    session.initialize = Some(frame.clone());
+                    session.initialize_id = Some(id.clone());
+                    session.id = None;
+                    session.version = None;
+                }
+                let shared = self.shared.clone();
+                let frame = frame.clone();
+                self.shared
+                    .spawn(async move { shared.exchange(frame, Some(id)).await });
+            }
+            (Some("notifications/initialized"), None) => {
+                self.shared.exchange(frame.clone(), None).await;
+                self.shared.open_get_stream();
+            }
+            // Notifications and responses: the server only acknowledges them.
+            _ => {
+                let shared = self.shared.clone();
+                let frame = frame.clone();
+                self.shared
+                    .spawn(async move { shared.exchange(frame, None).await });
+            }
         }
     }
 }
@@ -405,7 +456,7 @@ impl Shared {
                     .ok()
                     .filter(|f| is_answer_to(f, request_id.as_deref()))
                 {
-                    let _ = self.incoming.send(Ok(answer)).await;
+                    let _ = self.incoming.send(Ok(Received::unrelated(answer))).await;
                     return;
                 }
                 retried = true;
@@ -640,7 +691,10 @@ impl Shared {
                 return;
             }
         }
-        let _ = self.incoming.send(Ok(frame)).await;
+        // What arrives on a request's stream belongs to that request: the server's questions
+        // during a call are the call's.
+        let related = reply.request_id.clone();
+        let _ = self.incoming.send(Ok(Received { frame, related })).await;
     }
 
     /// Takes the protocol version from the answer to `initialize`, for the version header.

@@ -37,12 +37,14 @@ pub use handlers::{
     RootsHandler, SamplingHandler,
 };
 pub use http::{
-    HttpConfig, HttpSession, HttpTransport, ACK_TIMEOUT, CONNECT_TIMEOUT, DEFAULT_RETRY,
-    MAX_REDIRECTS, MAX_RESUMPTIONS, MAX_RETRY,
+    HttpConfig, HttpSession, HttpSink, HttpSource, HttpTransport, ACK_TIMEOUT, CONNECT_TIMEOUT,
+    DEFAULT_RETRY, MAX_REDIRECTS, MAX_RESUMPTIONS, MAX_RETRY,
 };
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
-pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
+pub use stdio::{
+    StderrTail, StdioCommand, StdioSink, StdioSource, StdioTransport, MAX_STDERR_LINES, STOP_GRACE,
+};
 pub use tools::{CallOutcome, Tool, Warning, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING};
-pub use transport::{Transport, TransportError};
+pub use transport::{FrameSink, FrameSource, Received, Transport, TransportError};

@@ -2,7 +2,7 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use crate::{Frame, FrameError, TransportError, MAX_FRAME_BYTES};
+use crate::{Frame, FrameError, FrameSource, TransportError, MAX_FRAME_BYTES};
 
 /// Reads frames, one per line, from a byte stream (a child's stdout, a gateway's stdin).
 ///
@@ -47,6 +47,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 }
             };
         }
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send> FrameSource for FrameReader<R> {
+    async fn receive(&mut self) -> Option<Result<Frame, TransportError>> {
+        self.next().await
     }
 }
 

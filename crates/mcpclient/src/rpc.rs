@@ -1,7 +1,10 @@
 //! JSON-RPC over a transport: requests matched to responses by id, each with a timeout.
 //!
-//! One driver task owns the transport. Calls hand it frames through a channel and wait on a
-//! one-shot for the response with their id. A call that times out, or whose future is dropped,
+//! The transport's two halves are driven by two tasks: a writer that takes frames from a queue,
+//! and a reader that routes what arrives. Neither ever waits for the other, so a peer that
+//! blocks writing its answers while mcpx writes it a long request still gets read (a single
+//! task awaiting the write would stop reading, and both sides would wait forever). Calls hand
+//! the writer frames through a channel and wait on a one-shot for the response with their id. A call that times out, or whose future is dropped,
 //! is withdrawn and the peer is sent `notifications/cancelled`; an answer that arrives later is
 //! not delivered to anyone else's call but reported as [`Event::Unmatched`].
 
@@ -15,10 +18,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use thiserror::Error;
-use tokio::sync::{mpsc, oneshot, watch, Notify};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::lines::gather;
-use crate::{Frame, Transport, TransportError};
+use crate::{Frame, FrameSink, FrameSource, Received, Transport, TransportError};
 
 /// Frames waiting to be written to the transport; a full queue makes callers wait.
 pub const MAX_QUEUED_FRAMES: usize = 256;
@@ -34,7 +37,14 @@ pub enum Event {
     /// A notification (a frame with `method` and no `id`).
     Notification(Frame),
     /// A request from the peer (`method` and `id`), to be answered with [`Connection::send`].
-    Request(Frame),
+    Request {
+        /// The request.
+        frame: Frame,
+        /// The tag of our call it came with (see [`Connection::request_tagged`]), where the
+        /// transport tells which call that is (Streamable HTTP: it arrived on the call's
+        /// response stream) and the call is still waiting.
+        during: Option<String>,
+    },
     /// A response whose id no call is waiting for: late, duplicated, or invented.
     Unmatched(Frame),
     /// Something that is not a frame, or an exchange of the transport that failed without
@@ -162,7 +172,15 @@ fn null() -> &'static RawValue {
 }
 
 type Answer = Result<Frame, TransportError>;
-type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>;
+
+/// A call waiting for its answer.
+struct Waiting {
+    answer: oneshot::Sender<Answer>,
+    /// The caller's tag for it.
+    tag: Option<String>,
+}
+
+type Pending = Arc<Mutex<HashMap<String, Waiting>>>;
 /// Where the `params` of `notifications/progress` go, by the token's JSON text.
 type Watchers = Arc<Mutex<HashMap<String, mpsc::Sender<Value>>>>;
 
@@ -171,7 +189,8 @@ pub struct Connection {
     outgoing: mpsc::Sender<Frame>,
     pending: Pending,
     next_id: AtomicU64,
-    stop: Arc<Notify>,
+    /// Set to end the connection: by [`Connection::close`], and by the halves when either ends.
+    closing: Arc<watch::Sender<bool>>,
     stopped: watch::Receiver<bool>,
     progress: Watchers,
 }
@@ -184,22 +203,30 @@ impl Connection {
         let (events, receiver) = mpsc::channel(MAX_QUEUED_EVENTS);
         let pending: Pending = Arc::default();
         let progress: Watchers = Arc::default();
-        let stop = Arc::new(Notify::new());
+        let closing = Arc::new(watch::Sender::new(false));
         let (stopped_tx, stopped) = watch::channel(false);
-        let driver = Driver {
-            queue,
+        let (sink, source) = transport.split();
+        let writer = tokio::spawn(write(sink, queue, events.clone(), closing.clone()));
+        let reader = Reader {
             events,
             pending: pending.clone(),
             progress: progress.clone(),
-            stop: stop.clone(),
-            stopped: stopped_tx,
+            closing: closing.clone(),
         };
-        tokio::spawn(drive(transport, driver));
+        tokio::spawn(async move {
+            reader.read(source).await;
+            // Calls still waiting learn the connection closed when their one-shot is dropped.
+            locked(&reader.pending).clear();
+            // The writer closes the transport (for stdio: stops and reaps the child).
+            let _ = writer.await;
+            stopped_tx.send_replace(true);
+            let _ = reader.events.send(Event::Closed).await;
+        });
         let connection = Connection {
             outgoing,
             pending,
             next_id: AtomicU64::new(1),
-            stop,
+            closing,
             stopped,
             progress,
         };
@@ -220,7 +247,7 @@ impl Connection {
     /// Closes the transport (for stdio: stops and reaps the child) and waits until it is
     /// closed. Calls still waiting end with [`RpcError::Closed`].
     pub async fn close(&self) {
-        self.stop.notify_one();
+        self.closing.send_replace(true);
         let mut stopped = self.stopped.clone();
         let _ = stopped.wait_for(|s| *s).await;
     }
@@ -259,6 +286,21 @@ impl Connection {
         params: Option<Value>,
         timeout: Duration,
     ) -> Result<Response, RpcError> {
+        self.request_tagged(method, params, timeout, None).await
+    }
+
+    /// [`Connection::request`], with a tag of the caller's: a request from the peer that comes
+    /// with this call carries it ([`Event::Request`]), so the caller can tell whose it is.
+    ///
+    /// # Errors
+    /// As [`Connection::request`].
+    pub async fn request_tagged(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+        tag: Option<String>,
+    ) -> Result<Response, RpcError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(params) = params {
@@ -266,7 +308,7 @@ impl Connection {
         }
         let (answer, answered) = oneshot::channel();
         let key = id.to_string();
-        locked(&self.pending).insert(key.clone(), answer);
+        locked(&self.pending).insert(key.clone(), Waiting { answer, tag });
         // Withdraws the call and tells the peer, if this future ends without an answer.
         let mut guard = Withdraw {
             pending: &self.pending,
@@ -333,59 +375,69 @@ impl Drop for Withdraw<'_> {
     }
 }
 
-/// What the driver task owns besides the transport.
-struct Driver {
-    queue: mpsc::Receiver<Frame>,
+/// Writes what the queue holds until the connection is closing, every handle is gone, or a
+/// write fails; then closes the transport. A write still waiting for the peer when the
+/// connection starts closing is abandoned.
+async fn write<S: FrameSink>(
+    mut sink: S,
+    mut queue: mpsc::Receiver<Frame>,
+    events: mpsc::Sender<Event>,
+    closing: Arc<watch::Sender<bool>>,
+) {
+    let mut closed = closing.subscribe();
+    loop {
+        let frames = tokio::select! {
+            _ = closed.wait_for(|c| *c) => break,
+            outgoing = queue.recv() => match outgoing {
+                Some(frame) => gather(frame, || queue.try_recv().ok()),
+                None => break,
+            },
+        };
+        let sent = tokio::select! {
+            _ = closed.wait_for(|c| *c) => break,
+            sent = sink.send_all(&frames) => sent,
+        };
+        if let Err(err) = sent {
+            let _ = events.try_send(Event::TransportError(err));
+            break;
+        }
+    }
+    closing.send_replace(true);
+    let _ = sink.close().await;
+}
+
+/// What the reading task owns besides the transport's receiving half.
+struct Reader {
     events: mpsc::Sender<Event>,
     pending: Pending,
     progress: Watchers,
-    stop: Arc<Notify>,
-    stopped: watch::Sender<bool>,
+    closing: Arc<watch::Sender<bool>>,
 }
 
-async fn drive<T: Transport>(mut transport: T, driver: Driver) {
-    let Driver {
-        mut queue,
-        events,
-        pending,
-        progress,
-        stop,
-        stopped,
-    } = driver;
-    loop {
-        tokio::select! {
-            () = stop.notified() => break,
-            outgoing = queue.recv() => match outgoing {
-                Some(frame) => {
-                    let frames = gather(frame, || queue.try_recv().ok());
-                    if let Err(err) = transport.send_all(&frames).await {
-                        let _ = events.send(Event::TransportError(err)).await;
-                        break;
-                    }
-                }
-                // Every handle is gone: close the transport.
+impl Reader {
+    /// Routes what arrives until the peer closes or the connection is closing.
+    async fn read<R: FrameSource>(&self, mut source: R) {
+        let mut closed = self.closing.subscribe();
+        loop {
+            let incoming = tokio::select! {
+                _ = closed.wait_for(|c| *c) => break,
+                incoming = source.receive_related() => incoming,
+            };
+            let event = match incoming {
                 None => break,
-            },
-            incoming = transport.receive() => match incoming {
-                None => break,
-                Some(Err(err)) => {
-                    if let Some(event) = fail_call(err, &pending) {
-                        let _ = events.send(event).await;
-                    }
+                Some(Err(err)) => fail_call(err, &self.pending),
+                Some(Ok(received)) => route(received, &self.pending, &self.progress),
+            };
+            if let Some(event) = event {
+                // A full queue stops reading until the application catches up.
+                tokio::select! {
+                    _ = closed.wait_for(|c| *c) => break,
+                    _ = self.events.send(event) => {}
                 }
-                Some(Ok(frame)) => {
-                    if let Some(event) = route(frame, &pending, &progress) {
-                        let _ = events.send(event).await;
-                    }
-                }
-            },
+            }
         }
+        self.closing.send_replace(true);
     }
-    // Calls still waiting learn the connection closed when their one-shot is dropped.
-    locked(&pending).clear();
-    let _ = transport.close().await;
-    stopped.send_replace(true);
-    let _ = events.send(Event::Closed).await;
 }
 
 fn lock_watchers(
@@ -394,9 +446,7 @@ fn lock_watchers(
     watchers.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn locked(
-    pending: &Pending,
-) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
+fn locked(pending: &Pending) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
     pending.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -404,7 +454,7 @@ fn locked(
 fn fail_call(err: TransportError, pending: &Pending) -> Option<Event> {
     let waiting = err.request_id().and_then(|id| locked(pending).remove(id));
     match waiting {
-        Some(answer) => match answer.send(Err(err)) {
+        Some(waiting) => match waiting.answer.send(Err(err)) {
             Ok(()) => None,
             Err(Err(err)) => Some(Event::TransportError(err)),
             Err(Ok(_)) => None,
@@ -415,12 +465,16 @@ fn fail_call(err: TransportError, pending: &Pending) -> Option<Event> {
 
 /// Delivers a response to its call, and progress to the call that asked for it (here, so that
 /// it comes before the response that follows it); everything else becomes an event.
-fn route(frame: Frame, pending: &Pending, progress: &Watchers) -> Option<Event> {
+fn route(received: Received, pending: &Pending, progress: &Watchers) -> Option<Event> {
+    let Received { frame, related } = received;
     let Some(head) = frame.head() else {
         return Some(Event::Unmatched(frame));
     };
     let event = match (head.method.as_deref(), head.id_text()) {
-        (Some(_), Some(_)) => Event::Request(frame),
+        (Some(_), Some(_)) => {
+            let during = related.and_then(|id| locked(pending).get(&id)?.tag.clone());
+            Event::Request { frame, during }
+        }
         (Some("notifications/progress"), None) => {
             route_progress(&frame, progress);
             Event::Notification(frame)
@@ -429,7 +483,7 @@ fn route(frame: Frame, pending: &Pending, progress: &Watchers) -> Option<Event> 
         (None, Some(id)) => {
             let waiting = locked(pending).remove(id);
             match waiting {
-                Some(answer) => match answer.send(Ok(frame)) {
+                Some(waiting) => match waiting.answer.send(Ok(frame)) {
                     Ok(()) => return None,
                     Err(Ok(frame)) => Event::Unmatched(frame),
                     Err(Err(_)) => return None,

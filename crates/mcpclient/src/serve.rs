@@ -33,9 +33,9 @@ pub(crate) async fn serve(
         }
         let Some(inner) = client.upgrade() else { break };
         match &event {
-            Event::Request(frame) => {
+            Event::Request { frame, during } => {
                 answering.retain(|_, task| !task.is_finished());
-                if let Some((id, task)) = answer(&inner, frame) {
+                if let Some((id, task)) = answer(&inner, frame, during.clone()) {
                     answering.insert(id, task);
                 }
             }
@@ -82,8 +82,12 @@ fn cancelled(frame: &Frame) -> Option<String> {
 }
 
 /// Answers one request from the server, in a task of its own: the request's id (JSON text) and
-/// the task.
-fn answer(inner: &Arc<Inner>, frame: &Frame) -> Option<(String, AbortHandle)> {
+/// the task. `during` is the tag of the call it came with, for the handler.
+fn answer(
+    inner: &Arc<Inner>,
+    frame: &Frame,
+    during: Option<String>,
+) -> Option<(String, AbortHandle)> {
     let request = frame.value().ok()?;
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let key = id.to_string();
@@ -100,18 +104,21 @@ fn answer(inner: &Arc<Inner>, frame: &Frame) -> Option<(String, AbortHandle)> {
             "ping" => Ok(json!({})),
             "elicitation/create" if handlers.elicitation.is_some() => {
                 let handler = handlers.elicitation.as_deref().expect("checked above");
-                elicitation::answer(handler, params).await
+                elicitation::answer(handler, params, during).await
             }
             "sampling/createMessage" if handlers.sampling.is_some() => {
                 let handler = handlers.sampling.as_deref().expect("checked above");
                 handler
-                    .create_message(&params)
+                    .create_message(&params, during.as_deref())
                     .await
                     .map_err(|e| e.to_json())
             }
             "roots/list" if handlers.roots.is_some() => {
                 let handler = handlers.roots.as_deref().expect("checked above");
-                handler.list_roots(&params).await.map_err(|e| e.to_json())
+                handler
+                    .list_roots(&params, during.as_deref())
+                    .await
+                    .map_err(|e| e.to_json())
             }
             other => Err(json!({
                 "code": -32601,

@@ -22,7 +22,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::lines::{write_frames, FrameReader};
-use crate::{Frame, Transport, TransportError};
+use crate::{Frame, FrameSink, Transport, TransportError};
 
 /// Most lines of the child's stderr kept (the latest ones).
 pub const MAX_STDERR_LINES: usize = 200;
@@ -46,12 +46,42 @@ pub struct StdioCommand {
 
 /// A running stdio server.
 pub struct StdioTransport {
+    sink: StdioSink,
+    source: StdioSource,
+}
+
+/// The writing half of a [`StdioTransport`]: the child's stdin, and the child itself (closing
+/// stops it).
+pub struct StdioSink {
     child: Child,
     /// The child's own process group (its pid), killed as a whole; none when it shares ours.
     group: Option<nix::unistd::Pid>,
     stdin: Option<ChildStdin>,
-    stdout: FrameReader<ChildStdout>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: StderrTail,
+}
+
+/// The reading half of a [`StdioTransport`]: frames from the child's stdout.
+pub type StdioSource = FrameReader<ChildStdout>;
+
+/// The last lines a child wrote to its stderr; a handle that stays usable after the transport
+/// has been handed to a connection.
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    /// The kept lines, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for StderrTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StderrTail").finish_non_exhaustive()
+    }
 }
 
 impl StdioTransport {
@@ -95,33 +125,37 @@ impl StdioTransport {
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = child.stdout.take().ok_or_else(missing)?;
         let stderr = child.stderr.take().ok_or_else(missing)?;
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone()));
+        let tail = StderrTail::default();
+        tokio::spawn(keep_tail(BufReader::new(stderr), tail.0.clone()));
         let group = child
             .id()
             .filter(|_| grouped)
             .and_then(|pid| i32::try_from(pid).ok())
             .map(nix::unistd::Pid::from_raw);
         Ok(StdioTransport {
-            child,
-            group,
-            stdin: Some(stdin),
-            stdout: FrameReader::new(stdout),
-            stderr: tail,
+            sink: StdioSink {
+                child,
+                group,
+                stdin: Some(stdin),
+                stderr: tail,
+            },
+            source: FrameReader::new(stdout),
         })
     }
 
     /// The last lines the child wrote to stderr, oldest first.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.stderr
-            .lock()
-            .map(|t| t.iter().cloned().collect())
-            .unwrap_or_default()
+        self.sink.stderr.lines()
+    }
+
+    /// A handle on the last lines of the child's stderr, usable after the transport is gone.
+    pub fn stderr(&self) -> StderrTail {
+        self.sink.stderr.clone()
     }
 
     /// The child's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.sink.child.id()
     }
 }
 
@@ -138,17 +172,22 @@ async fn keep_tail<R: AsyncBufRead + Unpin>(reader: R, tail: Arc<Mutex<VecDeque<
 }
 
 impl Transport for StdioTransport {
-    async fn send(&mut self, frame: &Frame) -> Result<(), TransportError> {
-        self.send_all(std::slice::from_ref(frame)).await
+    type Sink = StdioSink;
+    type Source = StdioSource;
+
+    fn split(self) -> (StdioSink, StdioSource) {
+        (self.sink, self.source)
     }
 
+    fn halves(&mut self) -> (&mut StdioSink, &mut StdioSource) {
+        (&mut self.sink, &mut self.source)
+    }
+}
+
+impl FrameSink for StdioSink {
     async fn send_all(&mut self, frames: &[Frame]) -> Result<(), TransportError> {
         let stdin = self.stdin.as_mut().ok_or(TransportError::Closed)?;
         Ok(write_frames(stdin, frames).await?)
-    }
-
-    async fn receive(&mut self) -> Option<Result<Frame, TransportError>> {
-        self.stdout.next().await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
@@ -173,7 +212,7 @@ impl Transport for StdioTransport {
     }
 }
 
-impl StdioTransport {
+impl StdioSink {
     /// Sends SIGTERM to the child's group, or to the child when it shares ours.
     fn terminate(&self) {
         use nix::sys::signal::{kill, killpg, Signal};
@@ -199,7 +238,7 @@ impl StdioTransport {
     }
 }
 
-impl Drop for StdioTransport {
+impl Drop for StdioSink {
     fn drop(&mut self) {
         self.kill_group();
     }

@@ -59,29 +59,90 @@ impl TransportError {
     }
 }
 
-/// A bidirectional carrier of JSON-RPC frames.
-pub trait Transport: Send {
-    /// Sends one frame.
-    fn send(&mut self, frame: &Frame) -> impl Future<Output = Result<(), TransportError>> + Send;
-
+/// The sending half of a transport.
+pub trait FrameSink: Send {
     /// Sends frames that are ready together, in order; a transport that can carry them in one
     /// write does (stdio).
     fn send_all(
         &mut self,
         frames: &[Frame],
-    ) -> impl Future<Output = Result<(), TransportError>> + Send {
-        async move {
-            for frame in frames {
-                self.send(frame).await?;
-            }
-            Ok(())
-        }
-    }
-
-    /// The next frame from the peer: `None` once the peer has closed the connection. A
-    /// [`TransportError::BadFrame`] leaves the transport usable.
-    fn receive(&mut self) -> impl Future<Output = Option<Result<Frame, TransportError>>> + Send;
+    ) -> impl Future<Output = Result<(), TransportError>> + Send;
 
     /// Closes the connection and releases what it holds (for stdio: stops and reaps the child).
+    /// The receiving half then ends.
     fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
+}
+
+/// A frame from the peer, with the request of ours it came with, when the transport knows.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The frame.
+    pub frame: Frame,
+    /// The id (JSON text) of our request on whose exchange the frame arrived (Streamable HTTP:
+    /// the request's response stream); `None` where the transport cannot tell (stdio) or the
+    /// frame came unprompted.
+    pub related: Option<String>,
+}
+
+impl Received {
+    /// A frame that came with none of our requests.
+    pub fn unrelated(frame: Frame) -> Received {
+        Received {
+            frame,
+            related: None,
+        }
+    }
+}
+
+/// The receiving half of a transport.
+pub trait FrameSource: Send {
+    /// The next frame from the peer: `None` once the peer has closed the connection. A
+    /// [`TransportError::BadFrame`] leaves the transport usable. Cancel-safe: a call dropped
+    /// before it returns loses nothing.
+    fn receive(&mut self) -> impl Future<Output = Option<Result<Frame, TransportError>>> + Send;
+
+    /// [`FrameSource::receive`], with the request the frame came with where the transport can
+    /// tell (see [`Received::related`]).
+    fn receive_related(
+        &mut self,
+    ) -> impl Future<Output = Option<Result<Received, TransportError>>> + Send {
+        async move {
+            self.receive()
+                .await
+                .map(|received| received.map(Received::unrelated))
+        }
+    }
+}
+
+/// A bidirectional carrier of JSON-RPC frames, made of two halves that work independently, so
+/// that a write waiting for the peer never stops the reads (a peer blocked on writing its
+/// answer would otherwise never read the request it is sent: a deadlock). A connection drives
+/// the halves in tasks of their own ([`Transport::split`]); a test may also use the whole
+/// transport one step at a time.
+pub trait Transport: Send + Sized {
+    /// The sending half.
+    type Sink: FrameSink;
+    /// The receiving half.
+    type Source: FrameSource;
+
+    /// The two halves, to be driven independently.
+    fn split(self) -> (Self::Sink, Self::Source);
+
+    /// Both halves, borrowed (for the one-step-at-a-time methods below).
+    fn halves(&mut self) -> (&mut Self::Sink, &mut Self::Source);
+
+    /// Sends one frame.
+    fn send(&mut self, frame: &Frame) -> impl Future<Output = Result<(), TransportError>> + Send {
+        self.halves().0.send_all(std::slice::from_ref(frame))
+    }
+
+    /// The next frame from the peer (see [`FrameSource::receive`]).
+    fn receive(&mut self) -> impl Future<Output = Option<Result<Frame, TransportError>>> + Send {
+        self.halves().1.receive()
+    }
+
+    /// Closes the connection (see [`FrameSink::close`]).
+    fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
+        self.halves().0.close()
+    }
 }

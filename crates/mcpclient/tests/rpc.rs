@@ -115,7 +115,7 @@ async fn notifications_requests_and_junk_from_the_peer_become_events() {
         matches!(next_event(&mut events).await, Event::Notification(f) if f.text().contains("progress"))
     );
     assert!(
-        matches!(next_event(&mut events).await, Event::Request(f) if f.text().contains("\"s1\""))
+        matches!(next_event(&mut events).await, Event::Request { frame: f, .. } if f.text().contains("\"s1\""))
     );
     assert!(matches!(
         next_event(&mut events).await,

@@ -119,20 +119,28 @@ impl<'s> Conversation<'s> {
     }
 
     /// Checks one frame and fails the test on the first invalid one, with its flat lines and
-    /// the frame itself: what a recording transport calls for every frame in both directions.
+    /// the frame itself.
     ///
     /// # Panics
     /// When the frame violates the protocol schema, or a definition does not compile.
     pub fn assert_valid(&mut self, from: Side, frame: &Value) {
+        if let Some(problems) = self.problems(from, frame) {
+            panic!("{problems}\nframe: {frame}");
+        }
+    }
+
+    /// What is wrong with `frame`, as one message with a line per problem; `None` when it is
+    /// valid. Records it like [`Conversation::check`].
+    pub fn problems(&mut self, from: Side, frame: &Value) -> Option<String> {
         match self.check(from, frame) {
-            Ok(lines) if lines.is_empty() => {}
-            Ok(lines) => panic!(
-                "invalid {} frame for {}:\n{}\nframe: {frame}",
+            Ok(lines) if lines.is_empty() => None,
+            Ok(lines) => Some(format!(
+                "invalid {} frame for {}:\n{}",
                 from.name(),
                 self.spec.version(),
                 lines.join("\n")
-            ),
-            Err(err) => panic!("{err}"),
+            )),
+            Err(err) => Some(err.to_string()),
         }
     }
 }

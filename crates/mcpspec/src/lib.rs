@@ -19,6 +19,6 @@ mod transcript;
 
 pub use conversation::{Conversation, Side};
 pub use location::{spec_dir, spec_or_skip, VERSIONS};
-pub use recording::Recording;
+pub use recording::{Recording, RecordingSink, RecordingSource};
 pub use spec::{Spec, SpecError};
 pub use transcript::check_transcript;

@@ -32,40 +32,77 @@ async fn valid_traffic_passes_and_is_kept_in_order() {
     t.close().await.unwrap();
 }
 
+/// SIGABRT, the signal `std::process::abort` ends a process with.
+const SIGABRT: i32 = 6;
+
+/// Which scenario the child process runs (see [`scenario`]).
+const SCENARIO: &str = "MCPSPEC_RECORDING_SCENARIO";
+
+/// Runs this test binary again, with only the test `scenario` and `SCENARIO=which`; returns
+/// whether it was killed by SIGABRT, and its stderr.
+fn run_scenario(which: &str) -> (bool, String) {
+    use std::os::unix::process::ExitStatusExt;
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "scenario", "--nocapture", "--test-threads=1"])
+        .env(SCENARIO, which)
+        .output()
+        .unwrap();
+    let aborted = output.status.signal() == Some(SIGABRT);
+    (
+        aborted,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Not a test of its own: the body of the child process of the tests below. Frames are sent and
+/// received in a spawned task, where a panic would be lost: the violation must end the process.
 #[tokio::test]
-async fn an_invalid_server_frame_fails_the_test_with_its_lines() {
-    let Some(spec) = spec_or_skip("2025-11-25") else {
+async fn scenario() {
+    let Ok(which) = std::env::var(SCENARIO) else {
         return;
     };
-    // The checked call runs on its own task so its panic can be caught: it needs 'static.
-    let spec: &'static mcpspec::Spec = Box::leak(Box::new(spec));
-    let mut t = Recording::new(spec, answering(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
-    t.send(&Frame::parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).unwrap())
-        .await
-        .unwrap();
-    let outcome = tokio::spawn(async move { t.receive().await.map(|r| r.is_ok()) }).await;
-    let panic = outcome.unwrap_err().into_panic();
-    let msg = panic.downcast_ref::<String>().unwrap();
-    assert!(msg.contains("$.result: missing property 'tools'"), "{msg}");
+    let spec: &'static mcpspec::Spec = Box::leak(Box::new(spec_or_skip("2025-11-25").unwrap()));
+    let (answer, request) = match which.as_str() {
+        "server" => (
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        ),
+        _ => (
+            "{}",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+        ),
+    };
+    let mut t = Recording::new(spec, answering(answer));
+    let _ = tokio::spawn(async move {
+        let _ = t.send(&Frame::parse(request).unwrap()).await;
+        let _ = t.receive().await;
+    })
+    .await;
+    // Reached only when the violation went unnoticed.
 }
 
 #[tokio::test]
-async fn an_invalid_client_frame_fails_before_it_is_sent() {
-    let Some(spec) = spec_or_skip("2025-11-25") else {
+async fn an_invalid_server_frame_ends_the_test_process_with_its_lines() {
+    if spec_or_skip("2025-11-25").is_none() {
         return;
-    };
-    // The checked call runs on its own task so its panic can be caught: it needs 'static.
-    let spec: &'static mcpspec::Spec = Box::leak(Box::new(spec));
-    let mut t = Recording::new(spec, answering("{}"));
-    let outcome = tokio::spawn(async move {
-        t.send(
-            &Frame::parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#).unwrap(),
-        )
-        .await
-        .is_ok()
-    })
-    .await;
-    let panic = outcome.unwrap_err().into_panic();
-    let msg = panic.downcast_ref::<String>().unwrap();
-    assert!(msg.contains("$.params: missing property 'name'"), "{msg}");
+    }
+    let (aborted, stderr) = run_scenario("server");
+    assert!(aborted, "{stderr}");
+    assert!(
+        stderr.contains("protocol violation: invalid server frame for 2025-11-25:\n$.result: missing property 'tools'"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_client_frame_ends_the_test_process_before_it_is_sent() {
+    if spec_or_skip("2025-11-25").is_none() {
+        return;
+    }
+    let (aborted, stderr) = run_scenario("client");
+    assert!(aborted, "{stderr}");
+    assert!(
+        stderr.contains("$.params: missing property 'name'"),
+        "{stderr}"
+    );
 }

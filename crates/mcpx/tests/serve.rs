@@ -449,6 +449,9 @@ async fn every_protocol_version_is_negotiated_and_spoken() {
         let dir = tempfile::tempdir().unwrap();
         let config = config(dir.path(), &[], "", "");
         let mut client = Downstream::start_speaking(spec, &config, &[], json!({})).await;
+        // Completions are a capability from 2025-03-26 on.
+        let completions = &client.initialized["capabilities"]["completions"];
+        assert_eq!(completions.is_null(), version == "2024-11-05", "{version}");
         assert!(
             client.tool_names().await.contains(&"demo__echo".to_owned()),
             "{version}"

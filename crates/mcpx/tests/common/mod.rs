@@ -70,9 +70,13 @@ pub fn demo_transcript(dir: &Path, spec: &Spec) -> Vec<Value> {
 /// A client of `mcpx serve` speaking raw frames, every one checked.
 pub struct Downstream {
     pub transport: Recording<'static, StdioTransport>,
+    /// The gateway's stderr (its log).
+    stderr: mcpclient::StderrTail,
     next_id: u64,
     /// Notifications and requests that arrived while waiting for responses.
     pub seen: Vec<Value>,
+    /// The gateway's answer to `initialize`.
+    pub initialized: Value,
 }
 
 impl Downstream {
@@ -102,21 +106,22 @@ impl Downstream {
         })
         .unwrap();
         let mut downstream = Downstream {
+            stderr: transport.stderr(),
             transport: Recording::new(spec, transport),
             next_id: 1,
             seen: Vec::new(),
+            initialized: Value::Null,
         };
         let init = downstream
             .request(
                 "initialize",
-                json!({"protocolVersion": mcpclient::OFFERED_VERSION, "capabilities": capabilities,
+                json!({"protocolVersion": spec.version(), "capabilities": capabilities,
                     "clientInfo": {"name": "mcpx-test", "version": "0"}}),
             )
             .await;
-        assert_eq!(
-            init.value().unwrap()["result"]["protocolVersion"],
-            mcpclient::OFFERED_VERSION
-        );
+        let init = init.value().unwrap();
+        assert_eq!(init["result"]["protocolVersion"], spec.version());
+        downstream.initialized = init["result"].clone();
         downstream.notify("notifications/initialized", None).await;
         downstream
     }
@@ -236,7 +241,7 @@ impl Downstream {
 
     /// The gateway's stderr so far (its log).
     pub fn log(&self) -> String {
-        self.transport.inner().stderr_tail().join("\n")
+        self.stderr.lines().join("\n")
     }
 }
 

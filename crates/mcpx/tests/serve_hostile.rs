@@ -1,0 +1,106 @@
+//! `mcpx serve` under heavy and hostile input: the real binary, on loopback, every load bounded
+//! in count and time.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{config, spec, MCPX};
+use mcpclient::{CallOptions, Client, ClientOptions, HttpConfig, HttpTransport, StdioCommand};
+use mcpclient::{StdioTransport, Transport};
+use mcpspec::Recording;
+use mcpx_interop::HttpPeer;
+use serde_json::json;
+
+/// The size of each echoed text: far over a pipe's buffer (64 KiB), so that the server blocks
+/// writing its answer while the gateway may still be writing it the next request.
+const ECHO_BYTES: usize = 1024 * 1024;
+
+/// How long one echo call may take: generous, since a deadlock never ends.
+const CALL_WAIT: Duration = Duration::from_secs(60);
+
+async fn connect(transport: impl Transport + 'static) -> Client {
+    let options = ClientOptions {
+        timeout: CALL_WAIT,
+        ..ClientOptions::default()
+    };
+    let (client, _events) = Client::connect_with(transport, options).await.unwrap();
+    client.list_tools().await.unwrap();
+    client
+}
+
+/// `mcpx serve` over stdio in front of the demo server.
+async fn stdio_gateway(dir: &std::path::Path) -> Client {
+    let config = config(dir, &[], "", "");
+    let transport = StdioTransport::spawn(&StdioCommand {
+        program: MCPX.into(),
+        args: vec![
+            "--config".into(),
+            config.display().to_string(),
+            "serve".into(),
+        ],
+        ..StdioCommand::default()
+    })
+    .unwrap();
+    connect(Recording::new(spec().unwrap(), transport)).await
+}
+
+/// `mcpx serve --http` in front of the demo server, and a client of it.
+async fn http_gateway(dir: &std::path::Path) -> (HttpPeer, Client) {
+    let config = config(dir, &[], "", "");
+    let config = config.display().to_string();
+    let peer = HttpPeer::start(
+        MCPX,
+        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
+        &[],
+        "/mcp",
+    )
+    .await;
+    let transport = HttpTransport::new(&HttpConfig {
+        url: peer.url.clone(),
+        headers: Vec::new(),
+    })
+    .unwrap();
+    let client = connect(Recording::new(spec().unwrap(), transport)).await;
+    (peer, client)
+}
+
+/// `n` echo calls of [`ECHO_BYTES`] each at once: every one comes back with its own text.
+async fn echo_at_once(client: &Client, n: usize) {
+    let calls = (0..n).map(|i| async move {
+        let text = format!("{i}:{}", "x".repeat(ECHO_BYTES));
+        let options = CallOptions {
+            timeout: Some(CALL_WAIT),
+            ..CallOptions::default()
+        };
+        let outcome = client
+            .call_tool_with("demo__echo", json!({"text": text}), options)
+            .await
+            .unwrap_or_else(|e| panic!("echo {i} of {n}: {e}"));
+        let result = outcome.response.result().unwrap();
+        assert_eq!(result["content"][0]["text"], json!(text), "echo {i} of {n}");
+    });
+    futures_util::future::join_all(calls).await;
+}
+
+/// A server that blocks writing a long answer while the gateway writes it a long request never
+/// wedges the connection: the pipe to the server is read and written independently.
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_long_calls_to_a_single_threaded_server_through_the_stdio_front() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let client = stdio_gateway(dir.path()).await;
+    echo_at_once(&client, 2).await;
+    echo_at_once(&client, 8).await;
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_long_calls_to_a_single_threaded_server_through_the_http_front() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (_peer, client) = http_gateway(dir.path()).await;
+    echo_at_once(&client, 2).await;
+    echo_at_once(&client, 8).await;
+    client.close().await;
+}
