@@ -35,4 +35,4 @@ pub use options::{
     MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
 };
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};
-pub use stdio::{serve_stdio, MAX_UNREAD_BYTES};
+pub use stdio::{serve_stdio, MAX_HELD_BYTES, MAX_UNREAD_BYTES};

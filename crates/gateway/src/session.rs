@@ -162,12 +162,14 @@ impl Session {
     }
 
     /// Waits until fewer than [`MAX_REQUESTS_IN_FLIGHT`] requests are in flight: a front that
-    /// can hold its client back (stdio) waits here instead of having requests refused.
+    /// can hold its client's requests back (stdio) waits here instead of having them refused.
     pub(crate) async fn room_for_a_request(&self) {
-        wait_until(&self.ended, || {
-            lock(&self.in_flight).len() < MAX_REQUESTS_IN_FLIGHT
-        })
-        .await;
+        wait_until(&self.ended, || self.has_room_for_a_request()).await;
+    }
+
+    /// Whether fewer than [`MAX_REQUESTS_IN_FLIGHT`] requests are in flight.
+    pub(crate) fn has_room_for_a_request(&self) -> bool {
+        lock(&self.in_flight).len() < MAX_REQUESTS_IN_FLIGHT
     }
 
     /// The client cancelled request `id`: its task stops (dropping its upstream call, which

@@ -3,10 +3,12 @@
 //! Frames are read under the same bound as from servers ([`mcpclient::MAX_FRAME_BYTES`]); a line
 //! that is not JSON is answered with a parse error and reading goes on. A writer task owns
 //! stdout so that answers from concurrent requests never interleave within a line. While more
-//! than [`MAX_UNREAD_BYTES`] wait for the client to read them, or its requests in flight are at
-//! [`crate::MAX_REQUESTS_IN_FLIGHT`], its input is not read: a client that does not read its
-//! answers holds itself up, not mcpx's memory, and one that pipelines many requests is paced,
-//! not refused.
+//! than [`MAX_UNREAD_BYTES`] wait for the client to read them, its input is not read: a client
+//! that does not read its answers holds itself up, not mcpx's memory. A client that pipelines
+//! more requests than [`crate::MAX_REQUESTS_IN_FLIGHT`] is paced, not refused: its further
+//! requests are held (up to [`MAX_HELD_BYTES`], then its input waits) while its responses (to
+//! the gateway's questions) and notifications (cancellations) are still read and acted on, so
+//! that the calls in flight can finish.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -22,6 +24,10 @@ use crate::{Gateway, Outbox};
 /// Bytes of frames waiting to be written to the client above which mcpx stops reading the
 /// client's input, until the client reads.
 pub const MAX_UNREAD_BYTES: usize = 16 * 1024 * 1024;
+
+/// Bytes of the client's requests held back while [`crate::MAX_REQUESTS_IN_FLIGHT`] of its
+/// requests are in flight; past them its input is not read until a request ends.
+pub const MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
 
 /// What waits to be written to the client.
 #[derive(Default)]
@@ -74,6 +80,26 @@ impl Outbox for StdioOutbox {
     }
 }
 
+/// Requests read while the session's in-flight requests are at their limit, in order.
+#[derive(Default)]
+struct Held {
+    frames: std::collections::VecDeque<Frame>,
+    bytes: usize,
+}
+
+impl Held {
+    fn push(&mut self, frame: Frame) {
+        self.bytes += frame.text().len();
+        self.frames.push_back(frame);
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        let frame = self.frames.pop_front()?;
+        self.bytes -= frame.text().len();
+        Some(frame)
+    }
+}
+
 /// Serves one client on `input`/`output` until the input ends; then the session's requests in
 /// flight stop and what was queued for the client is written.
 ///
@@ -107,17 +133,39 @@ where
     });
     let session = gateway.open_session(outbox.clone());
     let mut reader = FrameReader::new(input);
+    let mut held = Held::default();
     let mut failed = None;
     loop {
-        // Held back, rather than refused, while the client's answers pile up unread or its
-        // requests in flight are at the limit.
-        outbox.backlog.room().await;
-        session.room_for_a_request().await;
-        let Some(frame) = reader.next().await else {
+        let can_read = held.bytes < MAX_HELD_BYTES;
+        let frame = tokio::select! {
+            // Held requests go in as the ones in flight end, oldest first.
+            () = session.room_for_a_request(), if !held.frames.is_empty() => {
+                while session.has_room_for_a_request() {
+                    let Some(frame) = held.pop() else { break };
+                    gateway.receive(&session, frame);
+                }
+                continue;
+            }
+            // Not read while the client's answers pile up unread.
+            frame = async {
+                outbox.backlog.room().await;
+                reader.next().await
+            }, if can_read => frame,
+        };
+        let Some(frame) = frame else {
             break;
         };
         match frame {
-            Ok(frame) => gateway.receive(&session, frame),
+            Ok(frame) => {
+                let is_request = frame
+                    .head()
+                    .is_some_and(|h| h.method.is_some() && h.id().is_some());
+                if is_request && (!held.frames.is_empty() || !session.has_room_for_a_request()) {
+                    held.push(frame);
+                } else {
+                    gateway.receive(&session, frame);
+                }
+            }
             Err(TransportError::BadFrame(error)) => {
                 tracing::warn!(%error, "a line from the client that is not a frame");
                 let answer = json!({"jsonrpc": "2.0", "id": null,

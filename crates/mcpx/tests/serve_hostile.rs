@@ -104,3 +104,52 @@ async fn concurrent_long_calls_to_a_single_threaded_server_through_the_http_fron
     echo_at_once(&client, 8).await;
     client.close().await;
 }
+
+/// More pipelined calls than may be in flight, each asking the client a question: the client's
+/// answers are read while its further requests are held, so every call ends (before, the front
+/// stopped reading at the limit, and the 256 calls in flight waited for answers it never read).
+#[tokio::test(flavor = "multi_thread")]
+async fn pipelined_eliciting_calls_past_the_pacing_bound_all_end() {
+    let (Some(_), Some(python)) = (spec(), mcpx_interop::python()) else {
+        return;
+    };
+    const PIPELINED: u64 = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = json!({"pys": {"command": python,
+        "args": [mcpx_interop::peer_file("python_peer.py"), "stdio"]}})
+    .to_string();
+    let config = config(dir.path(), &[], &extra[1..extra.len() - 1], "");
+    let mut client =
+        common::Downstream::start(&config, &[], json!({"elicitation": {"form": {}}})).await;
+    assert!(client.tool_names().await.contains(&"pys__greet".to_owned()));
+    for id in 1000..1000 + PIPELINED {
+        client
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "pys__greet", "arguments": {}}}))
+            .await;
+    }
+    let mut answered = std::collections::HashSet::new();
+    while answered.len() < PIPELINED as usize {
+        let message = client.receive().await.value().unwrap();
+        match (message.get("method"), message.get("id")) {
+            (Some(_), Some(id)) => {
+                let answer = json!({"action": "accept", "content": {"name": "pip", "age": 3}});
+                client
+                    .send(json!({"jsonrpc": "2.0", "id": id, "result": answer}))
+                    .await;
+            }
+            (None, Some(id)) => {
+                assert_eq!(
+                    message["result"]["content"][0]["text"], "hello pip, 3",
+                    "{message}"
+                );
+                assert!(
+                    answered.insert(id.as_u64().unwrap()),
+                    "answered twice: {id}"
+                );
+            }
+            _ => {}
+        }
+    }
+    client.close().await;
+}
