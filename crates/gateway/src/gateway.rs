@@ -187,16 +187,27 @@ impl Gateway {
         self.inner.rejected_calls.load(Ordering::Relaxed)
     }
 
-    /// Stops supervising and closes every server (stdio children are stopped and reaped).
+    /// The gateway is stopping: every session's requests in flight are answered at once with
+    /// an error saying so (and their upstream calls cancelled).
+    pub fn end_sessions(&self) {
+        for session in self.inner.sessions() {
+            session.stop("mcpx is shutting down; the request was not completed");
+        }
+    }
+
+    /// Stops supervising and closes every server at once (stdio children are stopped and
+    /// reaped, each within [`mcpclient::STOP_GRACE`] twice).
     pub async fn shutdown(&self) {
         for supervisor in lock(&self.inner.supervisors).drain(..) {
             supervisor.abort();
         }
-        for upstream in &self.inner.upstreams {
-            if let Some(running) = upstream.take_running() {
-                running.client.close().await;
-            }
-        }
+        let running: Vec<_> = self
+            .inner
+            .upstreams
+            .iter()
+            .filter_map(|u| u.take_running())
+            .collect();
+        futures_util::future::join_all(running.iter().map(|r| r.client.close())).await;
     }
 }
 

@@ -53,6 +53,10 @@ pub const MAX_BODY_BYTES: usize = MAX_FRAME_BYTES;
 /// The most sessions kept at once; a new one beyond it ends the one idle longest.
 pub const MAX_SESSIONS: usize = 1_024;
 
+/// How long open connections get to take their last answers once the front is stopping; then
+/// they are dropped.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
 /// How often an idle SSE stream gets a comment, so that proxies do not close it.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
@@ -110,19 +114,33 @@ pub async fn serve_http(
     });
     let app = Router::new()
         .route(MCP_PATH, any(endpoint))
-        .with_state(front);
+        .with_state(front.clone());
     // Without TCP_NODELAY, a small response waits for the client's delayed ACK (~40 ms).
     let listener = listener.tap_io(|tcp| {
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
     });
-    axum::serve(
+    let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+    let stop = async move {
+        shutdown.await;
+        // Every request in flight is answered now, and every stream ends after its last
+        // answer, so that the connections can close.
+        front.end_all();
+        let _ = stopping.send(());
+    };
+    let served = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(shutdown)
-    .await?;
+    .with_graceful_shutdown(stop);
+    tokio::select! {
+        served = served => served?,
+        () = async {
+            let _ = stopped.await;
+            tokio::time::sleep(DRAIN_GRACE).await;
+        } => tracing::info!(grace = ?DRAIN_GRACE, "connections still open after the grace; dropped"),
+    }
     Ok(())
 }
 
@@ -331,6 +349,18 @@ fn sse(first: Option<ToClient>, frames: mpsc::UnboundedReceiver<ToClient>) -> Re
 }
 
 impl Front {
+    /// The front is stopping: every session's requests in flight are answered with an error,
+    /// and its streams end.
+    fn end_all(&self) {
+        self.gateway.end_sessions();
+        let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            *lock(&session.streams.standalone) = None;
+            lock(&session.streams.requests).clear();
+            self.gateway.close_session(&session.session);
+        }
+    }
+
     /// Origin, then token: 403 or 401.
     fn admit(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         if let Some(origin) = headers.get(header::ORIGIN) {

@@ -251,6 +251,26 @@ impl Session {
         }
     }
 
+    /// Ends every request in flight with an error answer saying `why` (the gateway is
+    /// stopping): their tasks stop, and the client learns at once instead of waiting.
+    pub(crate) fn stop(&self, why: &str) {
+        let calls: Vec<(String, InFlight)> = lock(&self.in_flight).drain().collect();
+        for (id, call) in calls {
+            if let Some(abort) = call.abort {
+                abort.abort();
+            }
+            let Ok(raw_id) = serde_json::value::RawValue::from_string(id.clone()) else {
+                continue;
+            };
+            let error = json!({"code": -32603, "message": why});
+            let error = serde_json::value::to_raw_value(&error).expect("a Value serializes");
+            self.outbox
+                .finish(&id, Some(Frame::response(&raw_id, Err(&error))));
+        }
+        self.ended.notify_waiters();
+        lock(&self.asked).clear();
+    }
+
     /// Ends everything the session has in flight (its client went away).
     pub(crate) fn close(&self) {
         for (_, call) in lock(&self.in_flight).drain() {

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{config, demo_transcript, result_text, spec, Downstream, DRIFTING};
+use common::{config, demo_transcript, processes_with, result_text, spec, Downstream, DRIFTING};
 use mcpclient::Frame;
 use serde_json::{json, Value};
 
@@ -471,28 +471,6 @@ async fn every_protocol_version_is_negotiated_and_spoken() {
             "$.text: minLength: got 0 characters, want 1"
         );
     }
-}
-
-/// The processes whose command line mentions `marker`, with their state letter (`R`, `S`, `Z`).
-fn processes_with(marker: &str) -> Vec<(u32, String)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(marker) {
-            let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
-            let state = status
-                .lines()
-                .find_map(|l| l.strip_prefix("State:"))
-                .unwrap_or("gone")
-                .trim()
-                .to_owned();
-            found.push((pid, state));
-        }
-    }
-    found
 }
 
 /// `mcpx --config CONFIG serve` with its input and output piped (and unread) and its log

@@ -10,7 +10,7 @@ use mcpclient::{CallOptions, Client, ClientOptions, HttpConfig, HttpTransport, S
 use mcpclient::{StdioTransport, Transport};
 use mcpspec::Recording;
 use mcpx_interop::HttpPeer;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// The size of each echoed text: far over a pipe's buffer (64 KiB), so that the server blocks
 /// writing its answer while the gateway may still be writing it the next request.
@@ -152,4 +152,105 @@ async fn pipelined_eliciting_calls_past_the_pacing_bound_all_end() {
         }
     }
     client.close().await;
+}
+
+/// How long `mcpx serve` may take to stop after SIGTERM, whatever is queued: the documented
+/// bound (answers at once, [`mcpgateway::DRAIN_GRACE`] for connections, then each server's
+/// stop: [`mcpclient::STOP_GRACE`] twice), with room for a loaded machine.
+const STOP_BOUND: Duration = Duration::from_secs(15);
+
+/// Sends SIGTERM to `pid` and waits (at most twice [`STOP_BOUND`]) until it is gone; how long
+/// that took.
+async fn terminate(pid: u32) -> Duration {
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = std::time::Instant::now();
+    while started.elapsed() < 2 * STOP_BOUND {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let gone = status.is_empty() || status.contains("State:\tZ");
+        if gone {
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    started.elapsed()
+}
+
+/// SIGTERM with calls queued in several sessions: each queued call gets an error answer, mcpx
+/// stops within its bound, and no server is left running (before: still running 60 s later).
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
+    let Some(_) = spec() else { return };
+    const SESSIONS: usize = 4;
+    const QUEUED: usize = 48;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--faults"], "", "");
+    let config = config.display().to_string();
+    let peer = HttpPeer::start(
+        MCPX,
+        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
+        &[],
+        "/mcp",
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<String>, body: Value| {
+        let mut request = http
+            .post(&peer.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let mut calls = Vec::new();
+    for _ in 0..SESSIONS {
+        let opened = post(
+            None,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "backlog", "version": "0"}}}),
+        )
+        .await
+        .unwrap();
+        let session = opened.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        for id in 1..=QUEUED {
+            let call = post(
+                Some(session.clone()),
+                json!({"jsonrpc": "2.0", "id": id,
+                "method": "tools/call", "params": {"name": "demo__slow", "arguments": {"ms": 60000}}}),
+            );
+            calls.push(tokio::spawn(async move {
+                match call.await {
+                    Ok(response) => response.text().await.unwrap_or_default(),
+                    Err(e) => format!("no response: {e}"),
+                }
+            }));
+        }
+    }
+    // Let the calls reach the gateway (they queue behind the first slow one).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let took = terminate(peer.pid().unwrap()).await;
+    assert!(
+        took < STOP_BOUND,
+        "mcpx took {took:?} to stop after SIGTERM"
+    );
+    for call in calls {
+        let body = call.await.unwrap();
+        assert!(body.contains("shutting down"), "{body}");
+    }
+    let left = common::processes_with(&dir.path().display().to_string());
+    assert!(
+        left.iter().all(|(_, state)| state.starts_with('Z')),
+        "servers left running: {left:?}"
+    );
 }

@@ -107,7 +107,10 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     served = mcpgateway::serve_stdio(&gateway, input, output) => {
                         served.context("stdio front")
                     }
-                    () = stop_signal() => Ok(()),
+                    () = stop_signal() => {
+                        gateway.end_sessions();
+                        Ok(())
+                    }
                 }
             }
             Some(addr) => {

@@ -251,3 +251,25 @@ pub fn result_text(frame: &Frame) -> String {
     let start = text.find(r#""result":"#).expect("a result") + r#""result":"#.len();
     text[start..text.len() - 1].to_owned()
 }
+
+/// The processes whose command line mentions `marker`, with their state letter (`R`, `S`, `Z`).
+pub fn processes_with(marker: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(marker) {
+            let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
+            let state = status
+                .lines()
+                .find_map(|l| l.strip_prefix("State:"))
+                .unwrap_or("gone")
+                .trim()
+                .to_owned();
+            found.push((pid, state));
+        }
+    }
+    found
+}
