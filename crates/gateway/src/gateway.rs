@@ -14,22 +14,16 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
-use mcpclient::{
-    CallOptions, ClientError, ClientOptions, Frame, ACCEPTED_VERSIONS, OFFERED_VERSION,
-};
-use serde::Deserialize;
+use mcpclient::{ClientOptions, Frame, Message};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::bridge::{Asked, NoAsker};
-use crate::catalog::{changes, Catalog, Route};
+use crate::catalog::{changes, Catalog};
+use crate::ratelog::RateLimitedLog;
 use crate::upstream::{self, State, Upstream};
-use crate::{
-    GatewayOptions, InvalidArguments, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT,
-    START_TIMEOUT,
-};
+use crate::{GatewayOptions, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT, START_TIMEOUT};
 
 /// The gateway. Cloning it gives another handle to the same gateway.
 #[derive(Clone)]
@@ -39,7 +33,7 @@ pub struct Gateway {
 
 pub(crate) struct Inner {
     pub(crate) options: GatewayOptions,
-    upstreams: Vec<Arc<Upstream>>,
+    pub(crate) upstreams: Vec<Arc<Upstream>>,
     catalog: RwLock<Arc<Catalog>>,
     sessions: Mutex<Vec<Weak<Session>>>,
     supervisors: Mutex<Vec<AbortHandle>>,
@@ -47,14 +41,24 @@ pub(crate) struct Inner {
     /// came with (the session, and its request's id).
     calls: Mutex<HashMap<String, (Weak<Session>, String)>>,
     next_call: AtomicU64,
-    output_warnings: AtomicU64,
-    rejected_calls: AtomicU64,
+    pub(crate) output_warnings: AtomicU64,
+    pub(crate) rejected_calls: AtomicU64,
+    /// Every exposed tool name a server has listed, and its server: a call to one whose server
+    /// is restarting waits for it instead of being told the tool is unknown.
+    pub(crate) known_tools: Mutex<HashMap<String, usize>>,
+    /// Refused requests, logged at a bounded rate.
+    pub(crate) refusals: RateLimitedLog,
+    /// Held while subscriptions and log levels change, so that what each server is told
+    /// follows the sessions' wishes in order.
+    pub(crate) scoped: tokio::sync::Mutex<()>,
+    /// The log level last sent to the servers (an index into the MCP levels).
+    pub(crate) applied_level: Mutex<Option<usize>>,
 }
 
 /// A call registered under its tag while it is in flight upstream.
-struct Tagged<'a> {
+pub(crate) struct Tagged<'a> {
     calls: &'a Mutex<HashMap<String, (Weak<Session>, String)>>,
-    tag: String,
+    pub(crate) tag: String,
 }
 
 impl Drop for Tagged<'_> {
@@ -64,25 +68,24 @@ impl Drop for Tagged<'_> {
 }
 
 /// A request's result as JSON, or its error.
-type Answer = Result<Box<RawValue>, Value>;
+pub(crate) type Answer = Result<Box<RawValue>, Value>;
 
 /// `value` as JSON text for an answer.
-fn raw(value: &Value) -> Box<RawValue> {
+pub(crate) fn raw(value: &Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).expect("a Value serializes without error")
 }
 
-/// What a request frame's `params` are (the rest of the frame is not built).
-#[derive(Deserialize)]
-struct Request {
-    #[serde(default)]
-    params: Option<Value>,
+/// `null`, the id of an answer to a message whose id cannot be read.
+pub(crate) fn null_id() -> &'static RawValue {
+    static NULL: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
+    NULL.get_or_init(|| RawValue::from_string("null".to_owned()).expect("null is JSON"))
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn error(code: i64, message: impl Into<String>) -> Value {
+pub(crate) fn error(code: i64, message: impl Into<String>) -> Value {
     json!({"code": code, "message": message.into()})
 }
 
@@ -104,6 +107,10 @@ impl Gateway {
             next_call: AtomicU64::new(1),
             output_warnings: AtomicU64::new(0),
             rejected_calls: AtomicU64::new(0),
+            known_tools: Mutex::default(),
+            refusals: RateLimitedLog::new("a request refused"),
+            scoped: tokio::sync::Mutex::new(()),
+            applied_level: Mutex::default(),
         });
         for upstream in &inner.upstreams {
             if upstream.starts_eagerly(inner.options.lazy) {
@@ -122,56 +129,104 @@ impl Gateway {
         session
     }
 
-    /// The client of `session` went away: its requests in flight stop.
+    /// The client of `session` went away: its requests in flight stop, and the subscriptions
+    /// only it had end upstream.
     pub fn close_session(&self, session: &Arc<Session>) {
         session.close();
         lock(&self.inner.sessions)
             .retain(|s| s.strong_count() > 0 && !s.ptr_eq(&Arc::downgrade(session)));
+        let gone = session.take_subscriptions();
+        if !gone.is_empty() {
+            let inner = self.inner.clone();
+            tokio::spawn(async move { inner.release(gone).await });
+        }
     }
 
     /// Takes one frame from the client of `session`. Requests are answered through the
-    /// session's outbox, in tasks of their own.
+    /// session's outbox, in tasks of their own; a message that is no request, notification or
+    /// response is answered with -32600 (with its id when it has a readable one). A batch is
+    /// taken element by element in a session that negotiated 2025-03-26 (each answer on its
+    /// own), and refused element by element otherwise.
     pub fn receive(&self, session: &Arc<Session>, frame: Frame) {
-        let Some(head) = frame.head() else {
-            // A batch (2025-03-26) or not an object: not answered member by member.
-            let answer = json!({"jsonrpc": "2.0", "id": null,
-                "error": error(-32600, "this gateway takes one JSON-RPC message per frame, not batches")});
-            session.send(Frame::from_value(&answer), None);
-            return;
-        };
-        let method = head.method.as_deref().map(str::to_owned);
-        match (method, head.id()) {
-            (Some(method), Some(id)) => {
-                let id = id.to_owned();
-                let params = serde_json::from_str::<Request>(frame.text())
-                    .ok()
-                    .and_then(|request| request.params)
-                    .unwrap_or_else(|| json!({}));
-                if let Err(reason) = session.begin(id.get()) {
-                    tracing::warn!(reason, "a request refused");
-                    session.refuse(id.get(), response(&id, Err(error(-32600, reason))));
-                    return;
-                }
-                let inner = self.inner.clone();
-                let for_task = session.clone();
-                let request_id = id.clone();
-                let task = tokio::spawn(async move {
-                    let answer = inner
-                        .handle(&for_task, request_id.get(), &method, params)
-                        .await;
-                    for_task.respond(request_id.get(), response(&request_id, answer));
-                });
-                session.abortable(id.get(), task.abort_handle());
+        match frame.message() {
+            Message::Request { id, method, params } => {
+                self.request(session, id, &method, params.map(RawValue::to_owned));
             }
-            (Some(method), None) => self.inner.notice(session, &method, &frame),
-            (None, Some(id)) => {
+            Message::Notification { method, params } => {
+                self.inner.notice(session, &method, params);
+            }
+            Message::Response { id } => {
                 let id = id.get().to_owned();
                 if !session.answered(&id, frame) {
                     tracing::debug!(id, "an answer from the client that nothing waits for");
                 }
             }
-            (None, None) => {
-                tracing::debug!(%frame, "a frame from the client that is neither request, notification nor response")
+            Message::Batch(elements) => self.batch(session, &elements),
+            Message::Invalid { id, reason } => {
+                let answer = error(-32600, format!("invalid request: {reason}"));
+                match id {
+                    Some(id) => session.refuse(id.get(), response(id, Err(answer))),
+                    None => session.send(response(null_id(), Err(answer)), None),
+                }
+            }
+        }
+    }
+
+    fn request(
+        &self,
+        session: &Arc<Session>,
+        id: &RawValue,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) {
+        if let Err(reason) = session.begin(id.get()) {
+            self.inner.refusals.note(&reason);
+            session.refuse(id.get(), response(id, Err(error(-32600, reason))));
+            return;
+        }
+        let inner = self.inner.clone();
+        let for_task = session.clone();
+        let request_id = id.to_owned();
+        let method = method.to_owned();
+        let task = tokio::spawn(async move {
+            let answer = inner
+                .handle(&for_task, request_id.get(), &method, params)
+                .await;
+            for_task.respond(request_id.get(), response(&request_id, answer));
+        });
+        session.abortable(id.get(), task.abort_handle());
+    }
+
+    /// A batch: taken in a 2025-03-26 session, where MCP allows them; else each request in it
+    /// is refused with -32600 (its notifications and responses are dropped, and logged).
+    fn batch(&self, session: &Arc<Session>, elements: &[&RawValue]) {
+        let version = session.protocol_version();
+        let allowed = version.as_deref() == Some("2025-03-26");
+        for element in elements {
+            let frame = match Frame::parse(element.get()) {
+                Ok(frame) if !element.get().starts_with('[') => frame,
+                _ => {
+                    let answer =
+                        error(-32600, "invalid request: a batch element must be an object");
+                    session.send(response(null_id(), Err(answer)), None);
+                    continue;
+                }
+            };
+            if allowed {
+                self.receive(session, frame);
+                continue;
+            }
+            let reason = format!(
+                "invalid request: batches are not part of MCP {} (only 2025-03-26 has them); send each message on its own",
+                version.as_deref().unwrap_or("before initialize")
+            );
+            match frame.message() {
+                Message::Request { id, .. } | Message::Invalid { id: Some(id), .. } => {
+                    session.refuse(id.get(), response(id, Err(error(-32600, reason))));
+                }
+                _ => {
+                    tracing::warn!(%frame, "a notification or response in a refused batch; dropped")
+                }
             }
         }
     }
@@ -220,7 +275,7 @@ impl Drop for Inner {
 }
 
 /// The response frame for request `id`: the result's exact text, or the error.
-fn response(id: &RawValue, answer: Answer) -> Frame {
+pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
     match answer {
         Ok(result) => Frame::response(id, Ok(&result)),
         Err(error) => Frame::response(id, Err(&raw(&error))),
@@ -243,7 +298,7 @@ impl Inner {
         }
     }
 
-    fn catalog(&self) -> Arc<Catalog> {
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
         self.catalog
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -257,8 +312,14 @@ impl Inner {
 
     /// A server started or stopped. Its new state and the catalog that follows from it are
     /// published together: whoever sees the state sees the catalog.
-    pub(crate) fn transition(&self, upstream: &Upstream, state: State) {
+    pub(crate) fn transition(self: &Arc<Self>, upstream: &Upstream, state: State) {
+        let ready = matches!(state, State::Ready(_));
         self.rebuild(Some((upstream, state)));
+        if ready {
+            let inner = self.clone();
+            let index = upstream.index;
+            tokio::spawn(async move { inner.reapply(index).await });
+        }
     }
 
     fn rebuild(&self, transition: Option<(&Upstream, State)>) {
@@ -268,6 +329,11 @@ impl Inner {
                 upstream.set(state);
             }
             let new = Arc::new(Catalog::build(&self.upstreams));
+            let mut known = lock(&self.known_tools);
+            for (name, route) in &new.tool_routes {
+                known.insert(name.clone(), route.upstream);
+            }
+            drop(known);
             (std::mem::replace(&mut *catalog, new.clone()), new)
         };
         for method in changes(&old, &new) {
@@ -277,7 +343,7 @@ impl Inner {
         }
     }
 
-    fn sessions(&self) -> Vec<Arc<Session>> {
+    pub(crate) fn sessions(&self) -> Vec<Arc<Session>> {
         lock(&self.sessions)
             .iter()
             .filter_map(Weak::upgrade)
@@ -300,7 +366,7 @@ impl Inner {
 
     /// Registers a call of `session`'s request `id` going upstream; its tag goes with it, and
     /// it is forgotten when the returned guard drops.
-    fn tag(&self, session: &Arc<Session>, id: &str) -> Tagged<'_> {
+    pub(crate) fn tag(&self, session: &Arc<Session>, id: &str) -> Tagged<'_> {
         let tag = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
         lock(&self.calls).insert(tag.clone(), (Arc::downgrade(session), id.to_owned()));
         Tagged {
@@ -365,7 +431,7 @@ impl Inner {
 
     /// Starts what is not started yet and waits, at most [`SETTLE_TIMEOUT`], for every server
     /// that is starting.
-    async fn settle(self: &Arc<Self>) {
+    pub(crate) async fn settle(self: &Arc<Self>) {
         for upstream in &self.upstreams {
             self.supervise(upstream);
         }
@@ -376,318 +442,21 @@ impl Inner {
         futures_util::future::join_all(starting.map(|u| u.settled(SETTLE_TIMEOUT))).await;
     }
 
-    /// The running server `index`, waiting for it if it is starting.
-    async fn running(&self, index: usize) -> Result<Arc<upstream::Running>, Value> {
+    /// The running server `index`: waiting for it (at most [`START_TIMEOUT`]) if it is
+    /// starting, and (at most [`SETTLE_TIMEOUT`]) if it is down and about to be restarted;
+    /// else the error naming it and its state.
+    pub(crate) async fn running(&self, index: usize) -> Result<Arc<upstream::Running>, Value> {
         let upstream = &self.upstreams[index];
         if let Some(running) = upstream.running() {
             return Ok(running);
         }
-        match upstream.settled(START_TIMEOUT).await {
+        let state = match upstream.state() {
+            State::Down(_) => upstream.ready_within(SETTLE_TIMEOUT).await,
+            _ => upstream.settled(START_TIMEOUT).await,
+        };
+        match state {
             State::Ready(running) => Ok(running),
             _ => Err(error(-32603, upstream.unavailable())),
         }
     }
-
-    fn notice(&self, session: &Arc<Session>, method: &str, frame: &Frame) {
-        match method {
-            "notifications/cancelled" => {
-                let params = frame.value().ok().and_then(|v| v.get("params").cloned());
-                if let Some(id) = params.as_ref().and_then(|p| p.get("requestId")) {
-                    session.cancel(&id.to_string());
-                }
-            }
-            "notifications/roots/list_changed" => {
-                for upstream in &self.upstreams {
-                    if let Some(running) = upstream.running() {
-                        tokio::spawn(async move {
-                            let _ = running
-                                .client
-                                .notify("notifications/roots/list_changed", None)
-                                .await;
-                        });
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    async fn handle(
-        self: &Arc<Self>,
-        session: &Arc<Session>,
-        id: &str,
-        method: &str,
-        params: Value,
-    ) -> Answer {
-        match method {
-            "initialize" => Ok(raw(&initialize(session, &params))),
-            "ping" => Ok(raw(&json!({}))),
-            "tools/call" => self.call_tool(session, id, params).await,
-            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-                self.settle().await;
-                let catalog = self.catalog();
-                let (key, items) = match method {
-                    "tools/list" => ("tools", &catalog.tools),
-                    "prompts/list" => ("prompts", &catalog.prompts),
-                    "resources/list" => ("resources", &catalog.resources),
-                    _ => ("resourceTemplates", &catalog.templates),
-                };
-                Ok(raw(&json!({ key: items })))
-            }
-            "prompts/get" => {
-                let route = self.route_prompt(params.get("name")).await?;
-                let mut params = params;
-                params["name"] = json!(route.name);
-                self.pass(session, id, route.upstream, method, params).await
-            }
-            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-                let uri = params
-                    .get("uri")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let upstream = self.route_resource(uri).await?;
-                self.pass(session, id, upstream, method, params).await
-            }
-            "completion/complete" => {
-                let mut params = params;
-                let reference = params.get("ref").cloned().unwrap_or(Value::Null);
-                let upstream = match reference.get("type").and_then(Value::as_str) {
-                    Some("ref/prompt") => {
-                        let route = self.route_prompt(reference.get("name")).await?;
-                        params["ref"]["name"] = json!(route.name);
-                        route.upstream
-                    }
-                    _ => {
-                        let uri = reference
-                            .get("uri")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
-                        self.route_resource(uri).await?
-                    }
-                };
-                self.pass(session, id, upstream, method, params).await
-            }
-            "logging/setLevel" => {
-                for upstream in &self.upstreams {
-                    let Some(running) = upstream.running() else {
-                        continue;
-                    };
-                    if running
-                        .client
-                        .server_capabilities()
-                        .get("logging")
-                        .is_some()
-                    {
-                        let _ = running
-                            .client
-                            .request(method, Some(params.clone()), CallOptions::default())
-                            .await;
-                    }
-                }
-                Ok(raw(&json!({})))
-            }
-            other => Err(error(-32601, format!("method not found: {other}"))),
-        }
-    }
-
-    async fn route_prompt(self: &Arc<Self>, name: Option<&Value>) -> Result<Route, Value> {
-        let name = name.and_then(Value::as_str).unwrap_or_default();
-        if let Some(route) = self.catalog().prompt_routes.get(name) {
-            return Ok(route.clone());
-        }
-        self.settle().await;
-        self.catalog()
-            .prompt_routes
-            .get(name)
-            .cloned()
-            .ok_or_else(|| error(-32602, format!("unknown prompt '{name}'")))
-    }
-
-    async fn route_resource(self: &Arc<Self>, uri: &str) -> Result<usize, Value> {
-        if let Some(upstream) = self.catalog().resource_server(uri) {
-            return Ok(upstream);
-        }
-        self.settle().await;
-        self.catalog().resource_server(uri).ok_or_else(|| {
-            json!({"code": -32002, "message": format!("resource not found: no server offers {uri}"),
-                "data": {"uri": uri}})
-        })
-    }
-
-    /// Sends `session`'s request `id` to server `index` as it is; its result's exact text
-    /// comes back.
-    async fn pass(
-        &self,
-        session: &Arc<Session>,
-        id: &str,
-        index: usize,
-        method: &str,
-        params: Value,
-    ) -> Answer {
-        let running = self.running(index).await?;
-        session.calls(id, index);
-        let tagged = self.tag(session, id);
-        let options = CallOptions {
-            timeout: Some(self.options.timeout),
-            progress: None,
-            tag: Some(tagged.tag.clone()),
-        };
-        match running.client.request(method, Some(params), options).await {
-            Ok(response) => Ok(response.result_raw().to_owned()),
-            Err(e) => Err(e.to_jsonrpc_error()),
-        }
-    }
-
-    /// Why `exposed` names no tool: with the reason when it names a server that is not running.
-    fn unknown_tool(&self, exposed: &str) -> String {
-        let owner = self.upstreams.iter().find(|u| {
-            exposed
-                .strip_prefix(u.name())
-                .is_some_and(|rest| rest.starts_with(crate::naming::SEPARATOR))
-        });
-        match owner {
-            Some(upstream) if upstream.running().is_none() => {
-                format!("unknown tool '{exposed}': {}", upstream.unavailable())
-            }
-            _ => format!("unknown tool '{exposed}'"),
-        }
-    }
-
-    async fn call_tool(
-        self: &Arc<Self>,
-        session: &Arc<Session>,
-        id: &str,
-        mut params: Value,
-    ) -> Answer {
-        let arguments = params
-            .get_mut("arguments")
-            .map(Value::take)
-            .unwrap_or_else(|| json!({}));
-        let Some(exposed) = params.get("name").and_then(Value::as_str) else {
-            return Err(error(-32602, "tools/call needs the tool's name"));
-        };
-        let route = match self.catalog().tool_routes.get(exposed) {
-            Some(route) => route.clone(),
-            None => {
-                self.settle().await;
-                self.catalog()
-                    .tool_routes
-                    .get(exposed)
-                    .cloned()
-                    .ok_or_else(|| error(-32602, self.unknown_tool(exposed)))?
-            }
-        };
-        let running = self.running(route.upstream).await?;
-        session.calls(id, route.upstream);
-        let tagged = self.tag(session, id);
-        let token = params.pointer("/_meta/progressToken").cloned();
-        let (mut options, mut progress) = match token {
-            Some(_) => {
-                let (options, receiver) = CallOptions::with_progress();
-                (options, Some(receiver))
-            }
-            None => (CallOptions::default(), None),
-        };
-        options.timeout = Some(self.options.timeout);
-        options.tag = Some(tagged.tag.clone());
-        let forward = |mut step: Value| {
-            if let Some(token) = &token {
-                step["progressToken"] = token.clone();
-                let note =
-                    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": step});
-                session.send(Frame::from_value(&note), Some(id));
-            }
-        };
-        let call = running
-            .client
-            .call_tool_with(&route.name, arguments, options);
-        tokio::pin!(call);
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut call => break outcome,
-                Some(step) = next(&mut progress) => forward(step),
-            }
-        };
-        if let Some(receiver) = progress.as_mut() {
-            while let Ok(step) = receiver.try_recv() {
-                forward(step);
-            }
-        }
-        let server = self.upstreams[route.upstream].name();
-        match outcome {
-            Ok(outcome) => {
-                for warning in &outcome.warnings {
-                    self.output_warnings.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(server, tool = route.name, exposed, lines = ?warning.lines, "{}", warning.message);
-                }
-                Ok(outcome.response.result_raw().to_owned())
-            }
-            Err(ClientError::InvalidArguments { violations, .. }) => {
-                self.rejected(exposed, violations)
-            }
-            Err(ClientError::UnusableInputSchema { error, .. }) => self.rejected(
-                exposed,
-                vec![format!(
-                    "$: the tool's inputSchema does not compile: {error}"
-                )],
-            ),
-            Err(other) => Err(other.to_jsonrpc_error()),
-        }
-    }
-
-    fn rejected(&self, tool: &str, violations: Vec<String>) -> Answer {
-        self.rejected_calls.fetch_add(1, Ordering::Relaxed);
-        let first = violations.first().cloned().unwrap_or_default();
-        match self.options.invalid_arguments {
-            InvalidArguments::Error => Err(json!({"code": -32602,
-                "message": format!("invalid arguments for tool '{tool}': {first}"),
-                "data": {"violations": violations}})),
-            InvalidArguments::ToolResult => Ok(raw(&json!({
-                "content": [{"type": "text",
-                    "text": format!("invalid arguments for tool '{tool}':\n{}", violations.join("\n"))}],
-                "isError": true
-            }))),
-        }
-    }
-}
-
-/// The next progress step, or never when the call asked for none.
-async fn next(progress: &mut Option<mpsc::Receiver<Value>>) -> Option<Value> {
-    match progress {
-        Some(receiver) => receiver.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The answer to `initialize`: the client's version when the gateway speaks it, else the
-/// newest; what the gateway offers in that version.
-fn initialize(session: &Session, params: &Value) -> Value {
-    let asked = params
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let version = ACCEPTED_VERSIONS
-        .iter()
-        .find(|v| **v == asked)
-        .copied()
-        .unwrap_or(OFFERED_VERSION);
-    session.initialized(
-        version,
-        params.get("capabilities").cloned().unwrap_or(Value::Null),
-    );
-    let mut capabilities = json!({
-        "tools": {"listChanged": true},
-        "resources": {"listChanged": true, "subscribe": true},
-        "prompts": {"listChanged": true},
-        "logging": {}
-    });
-    if version != "2024-11-05" {
-        capabilities["completions"] = json!({});
-    }
-    json!({
-        "protocolVersion": version,
-        "capabilities": capabilities,
-        "serverInfo": {"name": "mcpx", "version": env!("CARGO_PKG_VERSION")},
-        "instructions": "mcpx gateway: the tools of several MCP servers, named SERVER__TOOL; arguments are checked against each tool's inputSchema before they are sent."
-    })
 }

@@ -32,13 +32,15 @@ use axum::routing::any;
 use axum::serve::ListenerExt;
 use axum::Router;
 use futures_util::stream;
-use mcpclient::{Frame, ACCEPTED_VERSIONS, MAX_FRAME_BYTES};
+use mcpclient::{Frame, Message, ACCEPTED_VERSIONS, MAX_FRAME_BYTES};
 use serde_json::json;
 use subtle::ConstantTimeEq;
 use thiserror::Error;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use crate::ratelog::RateLimitedLog;
+use crate::MAX_REQUESTS_IN_FLIGHT;
 use crate::{Gateway, Outbox, Session};
 
 /// The path of the MCP endpoint.
@@ -111,6 +113,8 @@ pub async fn serve_http(
         gateway,
         options,
         sessions: Mutex::default(),
+        loopback: addr.ip().is_loopback(),
+        refusals: RateLimitedLog::new("a request refused"),
     });
     let app = Router::new()
         .route(MCP_PATH, any(endpoint))
@@ -148,6 +152,9 @@ struct Front {
     gateway: Gateway,
     options: HttpOptions,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// Listening on a loopback address: the Host header is checked.
+    loopback: bool,
+    refusals: RateLimitedLog,
 }
 
 struct HttpSession {
@@ -278,16 +285,22 @@ async fn endpoint(
     if let Err(refused) = front.admit(&headers) {
         return refused.into_response();
     }
-    if let Some(version) = header_text(&headers, VERSION_HEADER) {
-        if !ACCEPTED_VERSIONS.contains(&version) {
-            return status(
-                StatusCode::BAD_REQUEST,
-                &format!("unsupported MCP-Protocol-Version: {version}"),
-            );
-        }
+    let bad_version = match headers.get(VERSION_HEADER).map(|v| v.to_str()) {
+        Some(Ok(version)) if !ACCEPTED_VERSIONS.contains(&version) => Some(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            format!("unsupported MCP-Protocol-Version: {version}"),
+        )),
+        Some(Err(_)) => Some(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "MCP-Protocol-Version is not visible ASCII",
+        )),
+        _ => None,
+    };
+    if let (Some(refused), false) = (&bad_version, method == Method::POST) {
+        return Refusal::new(refused.status, refused.message.clone()).into_response();
     }
     match method {
-        Method::POST => front.post(peer.ip(), &headers, body).await,
+        Method::POST => front.post(peer.ip(), &headers, body, bad_version).await,
         Method::GET => front.get(peer.ip(), &headers),
         Method::DELETE => front.delete(peer.ip(), &headers),
         _ => (
@@ -361,15 +374,34 @@ impl Front {
         }
     }
 
-    /// Origin, then token: 403 or 401.
+    /// Origin (every one given), Host (on loopback), then token: 403 or 401.
     fn admit(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        if let Some(origin) = headers.get(header::ORIGIN) {
+        for origin in headers.get_all(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or_default();
             let allowed =
                 is_local_origin(origin) || self.options.allowed_origins.iter().any(|o| o == origin);
             if !allowed {
-                tracing::warn!(origin, "request from a foreign origin refused");
+                self.refusals.note("a request from a foreign origin");
                 return Err(Refusal::new(StatusCode::FORBIDDEN, "origin not allowed"));
+            }
+        }
+        // On loopback a page elsewhere can reach mcpx only through a name that resolves here
+        // (DNS rebinding): the Host must be a loopback name, or an allowed origin's host.
+        if self.loopback {
+            let hosts: Vec<_> = headers.get_all(header::HOST).iter().collect();
+            let allowed = hosts.len() <= 1
+                && hosts.iter().all(|host| {
+                    let host = host.to_str().unwrap_or_default();
+                    is_local_origin(&format!("http://{host}"))
+                        || self
+                            .options
+                            .allowed_origins
+                            .iter()
+                            .any(|o| o.split_once("://").is_some_and(|(_, h)| h == host))
+                });
+            if !allowed {
+                self.refusals.note("a request for a foreign Host");
+                return Err(Refusal::new(StatusCode::FORBIDDEN, "host not allowed"));
             }
         }
         if let Some(token) = &self.options.token {
@@ -449,15 +481,30 @@ impl Front {
         Ok((id, session))
     }
 
-    async fn post(&self, peer: IpAddr, headers: &HeaderMap, body: Body) -> Response {
+    /// A POST; `bad_version` refuses it, with the id of the request it carries.
+    async fn post(
+        &self,
+        peer: IpAddr,
+        headers: &HeaderMap,
+        body: Body,
+        bad_version: Option<Refusal>,
+    ) -> Response {
+        // Refused before the body is read: a declared length over the limit, an unknown session.
+        let declared = header_text(headers, header::CONTENT_LENGTH.as_str())
+            .and_then(|l| l.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+            return too_large();
+        }
+        let known = match header_text(headers, SESSION_HEADER) {
+            Some(_) => match self.session(peer, headers) {
+                Ok(session) => Some(session),
+                Err(refused) => return refused.into_response(),
+            },
+            None => None,
+        };
         let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
             Ok(bytes) => bytes,
-            Err(_) => {
-                return status(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    &format!("request body over {MAX_BODY_BYTES} bytes"),
-                )
-            }
+            Err(_) => return too_large(),
         };
         let text = String::from_utf8_lossy(&bytes);
         let frame = match Frame::parse(&text) {
@@ -468,46 +515,74 @@ impl Front {
                     .into_response()
             }
         };
-        let (method, id) = match frame.head() {
-            Some(head) => (
-                head.method.as_deref().map(str::to_owned),
-                head.id_text().map(str::to_owned),
-            ),
-            None => (None, None),
+        let (opens, ids) = match answered_ids(&frame) {
+            Ok(found) => found,
+            Err(reason) => {
+                return Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("invalid request: {reason}"),
+                )
+                .into_response()
+            }
         };
-        let (session_id, session) = if method.as_deref() == Some("initialize") && id.is_some() {
-            match self.open(peer) {
+        if let Some(refused) = bad_version {
+            return match ids.first() {
+                Some(id) => refused.for_request(id),
+                None => refused,
+            }
+            .into_response();
+        }
+        let (session_id, session) = match (opens, known) {
+            (true, _) => match self.open(peer) {
                 Ok((id, session)) => (Some(id), session),
                 Err(refused) => return refused.into_response(),
-            }
-        } else {
-            match self.session(peer, headers) {
-                Ok(session) => (None, session),
-                Err(refused) => return refused.into_response(),
+            },
+            (false, Some(session)) => (None, session),
+            (false, None) => {
+                return Refusal::new(StatusCode::BAD_REQUEST, "Mcp-Session-Id header required")
+                    .into_response()
             }
         };
-        let Some(id) = id.filter(|_| method.is_some()) else {
-            // A notification or a response: taken, nothing to answer.
+        if !ids.is_empty() && !session.session.has_room_for_a_request() {
+            self.refusals.note("too many requests in flight");
+            let mut refused = Refusal::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("too many requests in flight (at most {MAX_REQUESTS_IN_FLIGHT}); wait for answers"),
+            )
+            .for_request(&ids[0])
+            .into_response();
+            refused
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return refused;
+        }
+        if ids.is_empty() {
+            // Notifications and responses only: taken, nothing to answer.
             self.gateway.receive(&session.session, frame);
             return StatusCode::ACCEPTED.into_response();
-        };
+        }
         let (stream, frames) = mpsc::unbounded_channel();
         {
             let mut requests = lock(&session.streams.requests);
-            if requests.contains_key(&id) {
+            if let Some(id) = ids.iter().find(|id| requests.contains_key(*id)) {
                 // Its answer would be ambiguous; the request in flight keeps its stream.
                 let message = format!("a request with id {id} is in flight already");
                 return Refusal::new(StatusCode::CONFLICT, message)
-                    .for_request(&id)
+                    .for_request(id)
                     .into_response();
             }
-            requests.insert(id, stream);
+            for id in &ids {
+                requests.insert(id.clone(), stream.clone());
+            }
         }
+        drop(stream);
         self.gateway.receive(&session.session, frame);
-        let mut response = if accepts_sse(headers) {
-            sse_unless_answered_at_once(frames).await
-        } else {
-            json_answer(frames).await
+        let mut response = match (ids.len(), accepts_sse(headers)) {
+            (1, true) => sse_unless_answered_at_once(frames).await,
+            (1, false) => json_answer(frames).await,
+            // A batch: every answer on one stream, or all of them in one array.
+            (_, true) => sse(None, frames),
+            (n, false) => json_answers(frames, n).await,
         };
         if let Some(session_id) = session_id {
             if let Ok(value) = HeaderValue::from_str(&session_id) {
@@ -573,6 +648,53 @@ async fn json_answer(mut frames: mpsc::UnboundedReceiver<ToClient>) -> Response 
         }
     }
     StatusCode::ACCEPTED.into_response()
+}
+
+/// For a client that accepts only JSON and sent a batch: its `n` answers in one array, once
+/// they are all there.
+async fn json_answers(mut frames: mpsc::UnboundedReceiver<ToClient>, n: usize) -> Response {
+    let mut answers = Vec::with_capacity(n);
+    while let Some(item) = frames.recv().await {
+        if let ToClient::Answer(frame) = item {
+            answers.push(frame.text().to_owned());
+        }
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        format!("[{}]", answers.join(",")),
+    )
+        .into_response()
+}
+
+fn too_large() -> Response {
+    status(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("request body over {MAX_BODY_BYTES} bytes"),
+    )
+}
+
+/// Whether the POSTed `frame` opens a session (`initialize`), and the ids of what in it will be
+/// answered (its requests, and messages refused for a reason but with a readable id); or why
+/// it cannot be taken at all (no id to answer with).
+fn answered_ids(frame: &Frame) -> Result<(bool, Vec<String>), &'static str> {
+    let one = |message: Message<'_>| match message {
+        Message::Request { id, method, .. } => Some((method == "initialize", id.get().to_owned())),
+        Message::Invalid { id: Some(id), .. } => Some((false, id.get().to_owned())),
+        _ => None,
+    };
+    match frame.message() {
+        Message::Batch(elements) => {
+            let ids = elements
+                .iter()
+                .filter_map(|e| Frame::parse(e.get()).ok())
+                .filter_map(|f| one(f.message()).map(|(_, id)| id))
+                .collect();
+            Ok((false, ids))
+        }
+        Message::Invalid { id: None, reason } => Err(reason),
+        message => Ok(one(message).map_or((false, Vec::new()), |(opens, id)| (opens, vec![id]))),
+    }
 }
 
 /// A frame as a JSON response body.

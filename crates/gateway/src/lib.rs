@@ -20,6 +20,8 @@ mod gateway;
 mod http;
 mod naming;
 mod options;
+mod ratelog;
+mod requests;
 mod session;
 mod stdio;
 mod upstream;
@@ -34,5 +36,6 @@ pub use options::{
     GatewayOptions, InvalidArguments, UpstreamConfig, UpstreamTransport, INITIAL_BACKOFF,
     MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
 };
+pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};
 pub use stdio::{serve_stdio, MAX_HELD_BYTES, MAX_UNREAD_BYTES};

@@ -3,7 +3,7 @@
 //! the client that made it), and the gateway's own requests to it (elicitation, sampling,
 //! roots) waiting for their answers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -27,6 +27,23 @@ pub trait Outbox: Send + Sync + 'static {
 
 /// Most requests of one session in flight at once; one more is answered at once with an error.
 pub const MAX_REQUESTS_IN_FLIGHT: usize = 256;
+
+/// The log levels of MCP (RFC 5424's), most verbose first.
+pub(crate) const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// Where `level` is in [`LOG_LEVELS`].
+pub(crate) fn level_index(level: &str) -> Option<usize> {
+    LOG_LEVELS.iter().position(|l| *l == level)
+}
 
 /// What the client said about itself in `initialize`.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +70,10 @@ pub struct Session {
     asked: Mutex<HashMap<String, oneshot::Sender<Frame>>>,
     next_id: AtomicU64,
     next_seq: AtomicU64,
+    /// The resources this session subscribed to: (server, URI).
+    subscriptions: Mutex<HashSet<(usize, String)>>,
+    /// The log level it asked for (an index into [`LOG_LEVELS`]).
+    log_level: Mutex<Option<usize>>,
 }
 
 /// Waits until `ready()` holds, checking again each time `changed` is notified (with
@@ -84,7 +105,47 @@ impl Session {
             asked: Mutex::default(),
             next_id: AtomicU64::new(1),
             next_seq: AtomicU64::new(1),
+            subscriptions: Mutex::default(),
+            log_level: Mutex::default(),
         }
+    }
+
+    /// Whether this session is subscribed to `uri` of server `upstream`.
+    pub(crate) fn subscribed(&self, upstream: usize, uri: &str) -> bool {
+        lock(&self.subscriptions).contains(&(upstream, uri.to_owned()))
+    }
+
+    pub(crate) fn set_subscribed(&self, upstream: usize, uri: &str, subscribed: bool) {
+        let key = (upstream, uri.to_owned());
+        let mut subscriptions = lock(&self.subscriptions);
+        if subscribed {
+            subscriptions.insert(key);
+        } else {
+            subscriptions.remove(&key);
+        }
+    }
+
+    /// The URIs of server `upstream` this session is subscribed to.
+    pub(crate) fn subscriptions_to(&self, upstream: usize) -> Vec<String> {
+        lock(&self.subscriptions)
+            .iter()
+            .filter(|(u, _)| *u == upstream)
+            .map(|(_, uri)| uri.clone())
+            .collect()
+    }
+
+    /// Every subscription, taken away (the session ended).
+    pub(crate) fn take_subscriptions(&self) -> Vec<(usize, String)> {
+        lock(&self.subscriptions).drain().collect()
+    }
+
+    /// The log level this session asked for, if it did.
+    pub(crate) fn log_level(&self) -> Option<usize> {
+        *lock(&self.log_level)
+    }
+
+    pub(crate) fn set_log_level(&self, level: usize) {
+        *lock(&self.log_level) = Some(level);
     }
 
     /// The protocol version agreed at `initialize`, once it is.

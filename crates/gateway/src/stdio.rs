@@ -139,7 +139,10 @@ where
         let can_read = held.bytes < MAX_HELD_BYTES;
         let frame = tokio::select! {
             // Held requests go in as the ones in flight end, oldest first.
-            () = session.room_for_a_request(), if !held.frames.is_empty() => {
+            () = async {
+                session.room_for_a_request().await;
+                outbox.backlog.room().await;
+            }, if !held.frames.is_empty() => {
                 while session.has_room_for_a_request() {
                     let Some(frame) = held.pop() else { break };
                     gateway.receive(&session, frame);

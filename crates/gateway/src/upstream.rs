@@ -53,6 +53,8 @@ pub(crate) struct Upstream {
     pub(crate) index: usize,
     pub(crate) config: UpstreamConfig,
     state: watch::Sender<State>,
+    /// When the state last changed.
+    since: Mutex<Instant>,
     supervised: AtomicBool,
 }
 
@@ -62,6 +64,7 @@ impl Upstream {
             index,
             config,
             state: watch::Sender::new(State::Idle),
+            since: Mutex::new(Instant::now()),
             supervised: AtomicBool::new(false),
         }
     }
@@ -106,16 +109,41 @@ impl Upstream {
         }
     }
 
-    /// Why the server cannot take a request now, for the error its caller gets.
+    /// Waits (at most `within`) until the server is running, and returns the state.
+    pub(crate) async fn ready_within(&self, within: Duration) -> State {
+        let mut states = self.state.subscribe();
+        let wait = async {
+            let ready = states.wait_for(|s| matches!(s, State::Ready(_))).await;
+            ready.map(|s| s.clone())
+        };
+        match tokio::time::timeout(within, wait).await {
+            Ok(Ok(state)) => state,
+            _ => self.state(),
+        }
+    }
+
+    /// Why the server cannot take a request now, for the error its caller gets: its name, its
+    /// state and since when, and its last error.
     pub(crate) fn unavailable(&self) -> String {
+        let since = self
+            .since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed();
+        let since = format!("{:.1} s", since.as_secs_f64());
         match self.state() {
-            State::Down(reason) => format!("server '{}' is down: {reason}", self.name()),
-            State::Idle | State::Starting => format!("server '{}' is starting", self.name()),
+            State::Down(reason) => format!(
+                "server '{}' is down (restarting with backoff; down for {since}; last error: {reason})",
+                self.name()
+            ),
+            State::Idle => format!("server '{}' has not started", self.name()),
+            State::Starting => format!("server '{}' is starting (for {since})", self.name()),
             State::Ready(_) => format!("server '{}' is running", self.name()),
         }
     }
 
     pub(crate) fn set(&self, state: State) {
+        *self.since.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         self.state.send_replace(state);
     }
 
@@ -262,8 +290,9 @@ async fn watch_events(
                             hub.changed();
                         });
                     }
-                    "notifications/message" | "notifications/resources/updated" => {
-                        hub.broadcast(&frame);
+                    "notifications/message" => hub.deliver_log(&frame),
+                    "notifications/resources/updated" => {
+                        hub.deliver_update(upstream.index, &frame);
                     }
                     _ => {}
                 }

@@ -13,8 +13,10 @@ use tokio::sync::mpsc;
 use crate::serve::serve;
 use crate::tools::{list_warnings, output_warnings};
 use crate::{
-    CallOutcome, Connection, Event, Handlers, Response, RpcError, Tool, Transport, Warning,
+    CallOutcome, Connection, Event, Handlers, RawParams, Response, RpcError, Tool, Transport,
+    Warning,
 };
+use serde_json::value::RawValue;
 
 /// The protocol version the client offers.
 pub const OFFERED_VERSION: &str = "2025-11-25";
@@ -316,7 +318,25 @@ impl Client {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
-        self.inner.call_tool(name, arguments, options).await
+        let mut params = RawParams::default();
+        params.set("name", &json!(name));
+        params.set("arguments", &arguments);
+        self.inner.call_tool(params, options).await
+    }
+
+    /// Calls a tool with `params` as a client of a gateway sent them: `name` (the tool's name
+    /// in the last list) and `arguments` are read, the arguments validated, and everything is
+    /// forwarded as written (unknown members, `_meta`, the arguments' number text); only the
+    /// progress token is the client's own when `options` asks for progress.
+    ///
+    /// # Errors
+    /// As [`Client::call_tool`]; [`ClientError::Malformed`] without a string `name`.
+    pub async fn call_tool_params(
+        &self,
+        params: RawParams,
+        options: CallOptions,
+    ) -> Result<CallOutcome, ClientError> {
+        self.inner.call_tool(params, options).await
     }
 
     /// Sends any other request as it is and returns the answer unchanged: resources, prompts,
@@ -334,6 +354,23 @@ impl Client {
             return Err(ClientError::Reserved(method.to_owned()));
         }
         self.inner.request(method, params, options).await
+    }
+
+    /// [`Client::request`] with `params` as raw JSON, sent as they are (a gateway's
+    /// pass-through: nothing the client wrote is re-serialized).
+    ///
+    /// # Errors
+    /// As [`Client::request`].
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: CallOptions,
+    ) -> Result<Response, ClientError> {
+        if RESERVED_METHODS.contains(&method) {
+            return Err(ClientError::Reserved(method.to_owned()));
+        }
+        self.inner.request_raw(method, params, options).await
     }
 
     /// Every item of a paginated list (`resources/list` with key `resources`,
@@ -440,10 +477,23 @@ impl Inner {
 
     async fn call_tool(
         &self,
-        name: &str,
-        arguments: Value,
+        params: RawParams,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
+        let name = params
+            .get_str("name")
+            .ok_or_else(|| malformed("tools/call", "params need the tool's name".to_owned()))?;
+        let name = name.as_str();
+        let arguments: Value = match params.get("arguments") {
+            // Valid JSON already; what can fail is the parser's nesting limit.
+            Some(raw) => {
+                serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidArguments {
+                    tool: name.to_owned(),
+                    violations: vec![format!("$: the arguments cannot be read: {e}")],
+                })?
+            }
+            None => json!({}),
+        };
         let tools = self.kept_tools();
         let tool = tools
             .iter()
@@ -465,8 +515,9 @@ impl Inner {
                 }
             }
         }
-        let params = json!({"name": name, "arguments": arguments});
-        let response = self.request("tools/call", Some(params), options).await?;
+        let response = self
+            .request_raw("tools/call", Some(params.to_raw()), options)
+            .await?;
         let warnings = match &tool.output {
             Some(Ok(schema)) => output_warnings(name, schema, &response),
             _ => Vec::new(),
@@ -480,7 +531,20 @@ impl Inner {
     async fn request(
         &self,
         method: &str,
-        mut params: Option<Value>,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Response, ClientError> {
+        let params =
+            params.map(|p| serde_json::value::to_raw_value(&p).expect("a Value serializes"));
+        self.request_raw(method, params, options).await
+    }
+
+    /// Sends `params` as they are, but for the progress token when `options` asks for progress
+    /// (set in `_meta`, the rest of `_meta` kept).
+    pub(crate) async fn request_raw(
+        &self,
+        method: &str,
+        mut params: Option<Box<RawValue>>,
         options: CallOptions,
     ) -> Result<Response, ClientError> {
         let timeout = options.timeout.unwrap_or(self.timeout);
@@ -490,13 +554,14 @@ impl Inner {
                     "mcpx-progress-{}",
                     self.next_token.fetch_add(1, Ordering::Relaxed)
                 );
-                let params = params.get_or_insert_with(|| json!({}));
-                if let Some(object) = params.as_object_mut() {
-                    let meta = object.entry("_meta").or_insert_with(|| json!({}));
-                    if let Some(meta) = meta.as_object_mut() {
-                        meta.insert("progressToken".into(), json!(token));
+                let mut members = match params.as_deref() {
+                    Some(raw) => {
+                        RawParams::parse(raw).map_err(|e| malformed(method, e.to_string()))?
                     }
-                }
+                    None => RawParams::default(),
+                };
+                members.set_within("_meta", "progressToken", &json!(token));
+                params = Some(members.to_raw());
                 self.connection
                     .watch_progress(json!(token).to_string(), sender);
                 Some(Unregister {

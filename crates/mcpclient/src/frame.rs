@@ -75,7 +75,10 @@ fn has_surrogate_escape(text: &str) -> bool {
 }
 
 impl Frame {
-    /// A frame from JSON text, kept byte for byte (surrounding white space trimmed).
+    /// A frame from JSON text, kept byte for byte (surrounding white space trimmed), except
+    /// that a line break between tokens becomes a space: a frame is always one line, as stdio
+    /// carries it, whatever an HTTP peer sent (an indenting server, say). Inside strings JSON
+    /// has no raw line breaks, so no content changes.
     ///
     /// # Errors
     /// [`FrameError`] when the text is too large, not JSON, or not an object or array.
@@ -86,6 +89,13 @@ impl Frame {
             });
         }
         let trimmed = text.trim();
+        let one_line;
+        let trimmed = if memchr::memchr2(b'\n', b'\r', trimmed.as_bytes()).is_some() {
+            one_line = trimmed.replace(['\n', '\r'], " ");
+            one_line.as_str()
+        } else {
+            trimmed
+        };
         let raw: Box<RawValue> =
             serde_json::from_str(trimmed).map_err(|e| FrameError::NotJson {
                 message: e.to_string(),
@@ -113,6 +123,24 @@ impl Frame {
     /// A frame from a value (for frames mcpx writes itself).
     pub fn from_value(value: &Value) -> Frame {
         Frame::composed(value)
+    }
+
+    /// Request `id` calling `method` with `params` (raw JSON, copied as it is).
+    pub fn request(id: u64, method: &str, params: Option<&RawValue>) -> Frame {
+        #[derive(Serialize)]
+        struct Request<'a> {
+            jsonrpc: &'static str,
+            id: u64,
+            method: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            params: Option<&'a RawValue>,
+        }
+        Frame::composed(&Request {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })
     }
 
     /// The response to request `id`: its `result`, or its `error`. The parts are JSON already
@@ -211,6 +239,14 @@ mod tests {
         let text = r#"{"z":1,"a":18446744073709551617,"f":0.100000000000000000000000000001,"e":1E400,"u":{"_meta":{}}}"#;
         assert_eq!(Frame::parse(text).unwrap().text(), text);
         assert_eq!(Frame::parse(&format!("  {text}\r")).unwrap().text(), text);
+    }
+
+    #[test]
+    fn a_frame_is_one_line_whatever_its_white_space() {
+        let indented = "{\n  \"a\": [\r\n    1E2,\n    \"x\\ny\"\n  ]\n}";
+        let frame = Frame::parse(indented).unwrap();
+        assert_eq!(frame.text(), "{   \"a\": [      1E2,     \"x\\ny\"   ] }");
+        assert_eq!(frame.value().unwrap()["a"][1], "x\ny");
     }
 
     #[test]

@@ -19,6 +19,8 @@ mod frame;
 mod handlers;
 mod http;
 mod lines;
+mod message;
+mod params;
 mod rpc;
 mod serve;
 mod sse;
@@ -41,6 +43,8 @@ pub use http::{
     DEFAULT_RETRY, MAX_REDIRECTS, MAX_RESUMPTIONS, MAX_RETRY,
 };
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
+pub use message::Message;
+pub use params::RawParams;
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
+use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Value};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -286,6 +286,7 @@ impl Connection {
         params: Option<Value>,
         timeout: Duration,
     ) -> Result<Response, RpcError> {
+        let params = params.map(|p| to_raw_value(&p).expect("a Value serializes"));
         self.request_tagged(method, params, timeout, None).await
     }
 
@@ -297,15 +298,12 @@ impl Connection {
     pub async fn request_tagged(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Option<Box<RawValue>>,
         timeout: Duration,
         tag: Option<String>,
     ) -> Result<Response, RpcError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if let Some(params) = params {
-            message["params"] = params;
-        }
+        let message = Frame::request(id, method, params.as_deref());
         let (answer, answered) = oneshot::channel();
         let key = id.to_string();
         locked(&self.pending).insert(key.clone(), Waiting { answer, tag });
@@ -324,7 +322,7 @@ impl Connection {
             method: method.to_owned(),
             after: timeout,
         };
-        match tokio::time::timeout_at(deadline, self.send(Frame::from_value(&message))).await {
+        match tokio::time::timeout_at(deadline, self.send(message)).await {
             Ok(sent) => sent?,
             Err(_) => return Err(timed_out()),
         }

@@ -116,6 +116,9 @@ pub(crate) enum Command {
         /// Do not stop when standard input ends (linger 60 s), for tests.
         #[arg(long, hide = true)]
         stubborn: bool,
+        /// Also offer a resource subscription, logging and a `notify` tool, for tests.
+        #[arg(long, hide = true)]
+        notifying: bool,
         /// Append the conversation to FILE as a transcript, for tests.
         #[arg(long, hide = true, value_name = "FILE")]
         record: Option<std::path::PathBuf>,

@@ -86,6 +86,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             broken,
             faults,
             stubborn,
+            notifying,
             generated_tools,
             ref record,
         } => {
@@ -105,6 +106,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 faults,
                 stubborn,
                 generated_tools,
+                notifying,
             };
             mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
             Ok(ExitCode::SUCCESS)

@@ -358,7 +358,7 @@ async fn a_server_that_never_answers_holds_up_nothing_else() {
     // Unknown, and why: its server is down, with the reason.
     let message = gone["error"]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("unknown tool 'gone__anything': server 'gone' is down: "),
+        message.starts_with("unknown tool 'gone__anything': server 'gone' is down ("),
         "{gone}"
     );
     let summed = client.call("demo__get-sum", json!({"a": 1, "b": 2})).await;
@@ -449,9 +449,15 @@ async fn every_protocol_version_is_negotiated_and_spoken() {
         let dir = tempfile::tempdir().unwrap();
         let config = config(dir.path(), &[], "", "");
         let mut client = Downstream::start_speaking(spec, &config, &[], json!({})).await;
-        // Completions are a capability from 2025-03-26 on.
-        let completions = &client.initialized["capabilities"]["completions"];
-        assert_eq!(completions.is_null(), version == "2024-11-05", "{version}");
+        // Only what a server has is offered: the demo server has no logging, completions or
+        // resource subscriptions.
+        let capabilities = &client.initialized["capabilities"];
+        assert_eq!(
+            capabilities,
+            &json!({"tools": {"listChanged": true}, "resources": {"listChanged": true},
+                "prompts": {"listChanged": true}}),
+            "{version}"
+        );
         assert!(
             client.tool_names().await.contains(&"demo__echo".to_owned()),
             "{version}"
@@ -701,6 +707,18 @@ async fn a_repeated_id_is_refused_and_a_client_past_the_limit_is_paced() {
 /// What a pipelining client writes: the handshake, then calls 1 to `calls` of `tool`, each
 /// with `arguments`, one per line.
 fn handshake_and_calls(client: &str, calls: u64, tool: &str, arguments: Value) -> String {
+    handshake_and_padded_calls(client, calls, tool, arguments, 0)
+}
+
+/// [`handshake_and_calls`] with `pad` bytes in each call's `_meta` (which servers ignore).
+fn handshake_and_padded_calls(
+    client: &str,
+    calls: u64,
+    tool: &str,
+    arguments: Value,
+    pad: usize,
+) -> String {
+    let meta = json!({"com.example/pad": "p".repeat(pad)});
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": client, "version": "0"}}});
@@ -710,7 +728,7 @@ fn handshake_and_calls(client: &str, calls: u64, tool: &str, arguments: Value) -
     );
     for id in 1..=calls {
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}});
+            "params": {"name": tool, "arguments": arguments, "_meta": meta}});
         text.push_str(&format!("{call}\n"));
     }
     text
@@ -725,14 +743,17 @@ async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory()
     let mut gateway = serve_quietly(&config);
     let pid = gateway.id().unwrap();
     let mut input = gateway.stdin.take().unwrap();
-    // 3,000 calls for 256 KiB each (750 MiB of answers), written without reading any answer.
+    // 3,000 calls for 256 KiB each (750 MiB of answers), written without reading any answer;
+    // each call is padded to 8 KiB, so that the calls held past the in-flight limit pass
+    // MAX_HELD_BYTES long before the client is done writing.
     let calls = 3_000;
     let writing = tokio::spawn(async move {
-        let text = handshake_and_calls(
+        let text = handshake_and_padded_calls(
             "never-reads",
             calls,
             "demo__blob",
             json!({"bytes": 256 * 1024}),
+            8 * 1024,
         );
         let _ = input.write_all(text.as_bytes()).await;
         input
@@ -748,6 +769,7 @@ async fn a_client_that_never_reads_its_answers_holds_itself_up_not_mcpx_memory()
         "mcpx kept reading requests nobody reads the answers of"
     );
     let bound_kib = ((mcpgateway::MAX_UNREAD_BYTES
+        + mcpgateway::MAX_HELD_BYTES
         + mcpgateway::MAX_REQUESTS_IN_FLIGHT * 256 * 1024)
         / 1024) as u64
         + 64 * 1024;

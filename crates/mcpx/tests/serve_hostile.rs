@@ -5,9 +5,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{config, spec, MCPX};
-use mcpclient::{CallOptions, Client, ClientOptions, HttpConfig, HttpTransport, StdioCommand};
-use mcpclient::{StdioTransport, Transport};
+use common::{config, spec};
+use mcpclient::{CallOptions, Client, ClientOptions, HttpConfig, HttpTransport, Transport};
 use mcpspec::Recording;
 use mcpx_interop::HttpPeer;
 use serde_json::{json, Value};
@@ -32,30 +31,13 @@ async fn connect(transport: impl Transport + 'static) -> Client {
 /// `mcpx serve` over stdio in front of the demo server.
 async fn stdio_gateway(dir: &std::path::Path) -> Client {
     let config = config(dir, &[], "", "");
-    let transport = StdioTransport::spawn(&StdioCommand {
-        program: MCPX.into(),
-        args: vec![
-            "--config".into(),
-            config.display().to_string(),
-            "serve".into(),
-        ],
-        ..StdioCommand::default()
-    })
-    .unwrap();
+    let transport = common::serve_stdio(&config);
     connect(Recording::new(spec().unwrap(), transport)).await
 }
 
 /// `mcpx serve --http` in front of the demo server, and a client of it.
 async fn http_gateway(dir: &std::path::Path) -> (HttpPeer, Client) {
-    let config = config(dir, &[], "", "");
-    let config = config.display().to_string();
-    let peer = HttpPeer::start(
-        MCPX,
-        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
-        &[],
-        "/mcp",
-    )
-    .await;
+    let peer = common::serve_http(&config(dir, &[], "", "")).await;
     let transport = HttpTransport::new(&HttpConfig {
         url: peer.url.clone(),
         headers: Vec::new(),
@@ -187,15 +169,7 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
     const SESSIONS: usize = 4;
     const QUEUED: usize = 48;
     let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), &["--faults"], "", "");
-    let config = config.display().to_string();
-    let peer = HttpPeer::start(
-        MCPX,
-        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
-        &[],
-        "/mcp",
-    )
-    .await;
+    let peer = common::serve_http(&config(dir.path(), &["--faults"], "", "")).await;
     let http = reqwest::Client::new();
     let post = |session: Option<String>, body: Value| {
         let mut request = http

@@ -8,7 +8,7 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{config, spec, MCPX};
+use common::{config, spec};
 use mcpclient::{
     BoxFuture, CallOptions, Client, ClientOptions, ElicitationAnswer, ElicitationHandler,
     ElicitationRequest, HandlerError, Handlers, HttpConfig, HttpTransport, SamplingHandler,
@@ -58,15 +58,7 @@ impl SamplingHandler for Named {
 
 /// `mcpx serve --http` in front of the demo server and `extra`.
 async fn gateway(dir: &std::path::Path, extra: &str) -> HttpPeer {
-    let config = config(dir, &[], extra, "");
-    let config = config.display().to_string();
-    HttpPeer::start(
-        MCPX,
-        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
-        &[],
-        "/mcp",
-    )
-    .await
+    common::serve_http(&config(dir, &[], extra, "")).await
 }
 
 /// A client of `gateway` named `name`, with elicitation and sampling.
@@ -179,4 +171,170 @@ async fn an_ambiguous_question_from_a_shared_stdio_server_is_declined_not_guesse
         "{}",
         gateway.log()
     );
+}
+
+/// A client of `gateway` that keeps its events (notifications), without handlers.
+async fn plain_client(
+    gateway: &HttpPeer,
+) -> (Client, tokio::sync::mpsc::Receiver<mcpclient::Event>) {
+    let transport = HttpTransport::new(&HttpConfig {
+        url: gateway.url.clone(),
+        headers: Vec::new(),
+    })
+    .unwrap();
+    let (client, events) = Client::connect_with(
+        Recording::new(spec().unwrap(), transport),
+        ClientOptions::default(),
+    )
+    .await
+    .unwrap();
+    client.list_tools().await.unwrap();
+    (client, events)
+}
+
+/// How long a notification that should come may take to come.
+const NOTIFICATION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long one that should not come is waited for, after one that should came to another
+/// client.
+const STRAY_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The params of the next notification `method` within `within`; others are skipped.
+async fn notified(
+    events: &mut tokio::sync::mpsc::Receiver<mcpclient::Event>,
+    method: &str,
+    within: std::time::Duration,
+) -> Option<Value> {
+    tokio::time::timeout(within, async {
+        while let Some(event) = events.recv().await {
+            if let mcpclient::Event::Notification(frame) = event {
+                let value = frame.value().unwrap();
+                if value["method"] == method {
+                    return Some(value["params"].clone());
+                }
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Whether a log message at `level` arrives within `within`.
+async fn logged(
+    events: &mut tokio::sync::mpsc::Receiver<mcpclient::Event>,
+    level: &str,
+    within: std::time::Duration,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match notified(events, "notifications/message", left).await {
+            Some(params) if params["level"] == level => return true,
+            Some(_) => continue,
+            None => return false,
+        }
+    }
+}
+
+/// How many times the demo server was sent `method`, from its transcript.
+fn upstream_calls(dir: &std::path::Path, method: &str) -> Vec<Value> {
+    common::demo_transcript(dir, spec().unwrap())
+        .into_iter()
+        .filter(|e| e["from"] == "client" && e["message"]["method"] == method)
+        .map(|e| e["message"]["params"].clone())
+        .collect()
+}
+
+const URI: &str = "demo://counter";
+
+async fn subscribe(client: &Client, method: &str) {
+    client
+        .request(method, Some(json!({"uri": URI})), CallOptions::default())
+        .await
+        .unwrap();
+}
+
+async fn level(client: &Client, level: &str) {
+    client
+        .request(
+            "logging/setLevel",
+            Some(json!({"level": level})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+}
+
+async fn notify(client: &Client, level: &str) {
+    let outcome = client
+        .call_tool("demo__notify", json!({"uri": URI, "level": level}))
+        .await
+        .unwrap();
+    assert_eq!(text(&outcome), "notified");
+}
+
+/// Subscriptions and log levels belong to the session that asked: updates reach only
+/// subscribed sessions, one session's unsubscribe leaves the other's subscription alone, the
+/// server hears the first subscribe and the last unsubscribe, and each session gets log
+/// messages at its own level.
+#[tokio::test(flavor = "multi_thread")]
+async fn subscriptions_and_log_levels_belong_to_their_session() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = common::serve_http(&config(dir.path(), &["--notifying"], "", "")).await;
+    let (a, mut a_events) = plain_client(&gateway).await;
+    let (b, mut b_events) = plain_client(&gateway).await;
+    let updated = "notifications/resources/updated";
+
+    subscribe(&a, "resources/subscribe").await;
+    notify(&a, "notice").await;
+    assert_eq!(
+        notified(&mut a_events, updated, NOTIFICATION_WAIT).await,
+        Some(json!({"uri": URI}))
+    );
+    assert_eq!(
+        notified(&mut b_events, updated, STRAY_WAIT).await,
+        None,
+        "b never subscribed"
+    );
+
+    subscribe(&b, "resources/subscribe").await;
+    subscribe(&a, "resources/unsubscribe").await;
+    notify(&a, "notice").await;
+    assert!(
+        notified(&mut b_events, updated, NOTIFICATION_WAIT)
+            .await
+            .is_some(),
+        "b is still subscribed"
+    );
+    assert_eq!(
+        notified(&mut a_events, updated, STRAY_WAIT).await,
+        None,
+        "a unsubscribed"
+    );
+    assert_eq!(upstream_calls(dir.path(), "resources/subscribe").len(), 1);
+    assert!(upstream_calls(dir.path(), "resources/unsubscribe").is_empty());
+    subscribe(&b, "resources/unsubscribe").await;
+    assert_eq!(upstream_calls(dir.path(), "resources/unsubscribe").len(), 1);
+
+    // The log messages above were "notice"; these are "info" and "error".
+    level(&a, "debug").await;
+    level(&b, "error").await;
+    assert_eq!(
+        upstream_calls(dir.path(), "logging/setLevel"),
+        [json!({"level": "debug"})]
+    );
+    notify(&a, "info").await;
+    assert!(
+        logged(&mut a_events, "info", NOTIFICATION_WAIT).await,
+        "a asked for debug"
+    );
+    assert!(
+        !logged(&mut b_events, "info", STRAY_WAIT).await,
+        "b asked for errors only"
+    );
+    notify(&b, "error").await;
+    assert!(logged(&mut b_events, "error", NOTIFICATION_WAIT).await);
+    assert!(logged(&mut a_events, "error", NOTIFICATION_WAIT).await);
 }

@@ -133,6 +133,17 @@ impl Downstream {
             .unwrap();
     }
 
+    /// Sends `text` as it is written (number text, spacing), checked like every frame.
+    pub async fn send_raw(&mut self, text: &str) {
+        use mcpclient::FrameSink;
+        self.transport
+            .halves()
+            .0
+            .send_all(&[Frame::parse(text).unwrap()])
+            .await
+            .unwrap();
+    }
+
     pub async fn notify(&mut self, method: &str, params: Option<Value>) {
         let mut message = json!({"jsonrpc": "2.0", "method": method});
         if let Some(params) = params {
@@ -272,4 +283,35 @@ pub fn processes_with(marker: &str) -> Vec<(u32, String)> {
         }
     }
     found
+}
+
+/// `mcpx --config CONFIG serve` on stdio, not yet initialized, its frames unchecked.
+pub fn serve_stdio(config: &Path) -> StdioTransport {
+    StdioTransport::spawn(&StdioCommand {
+        program: MCPX.into(),
+        args: vec![
+            "--config".into(),
+            config.display().to_string(),
+            "serve".into(),
+        ],
+        ..StdioCommand::default()
+    })
+    .unwrap()
+}
+
+/// `mcpx --config CONFIG serve --http` on an ephemeral loopback port, with `env`.
+pub async fn serve_http_with(config: &Path, env: &[(&str, &str)]) -> mcpx_interop::HttpPeer {
+    let config = config.display().to_string();
+    mcpx_interop::HttpPeer::start(
+        MCPX,
+        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
+        env,
+        "/mcp",
+    )
+    .await
+}
+
+/// [`serve_http_with`] and no environment.
+pub async fn serve_http(config: &Path) -> mcpx_interop::HttpPeer {
+    serve_http_with(config, &[]).await
 }

@@ -1,0 +1,581 @@
+//! What the gateway answers its clients, method by method.
+//!
+//! Each request arrives decoded once (id, method, raw params) and is forwarded with only what
+//! the gateway owns changed: an exposed name mapped back to the server's, and the progress token
+//! replaced by the gateway's own (and mapped back on the way to the client). Every other member
+//! of `params` and `_meta`, and the arguments' text, reach the server as the client wrote them.
+//!
+//! Session-scoped state lives with the session and is combined here: a server is subscribed to
+//! a resource while any session is (the first subscription goes upstream, the last
+//! unsubscription too, and updates reach only subscribed sessions), and is asked for the most
+//! verbose log level any session wants (each session then gets the messages at its own level
+//! or above). Both are applied again to a server that restarts.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use mcpclient::{CallOptions, ClientError, Frame, RawParams, ACCEPTED_VERSIONS, OFFERED_VERSION};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::catalog::Route;
+use crate::gateway::{error, lock, raw, Answer, Inner};
+use crate::session::{level_index, LOG_LEVELS};
+use crate::upstream::State;
+use crate::{InvalidArguments, Session};
+
+/// The level a session that never chose one gets once another session has chosen: what servers
+/// send by default would otherwise change under it.
+const DEFAULT_LEVEL: &str = "info";
+
+/// `params` as members; `{}` when absent.
+fn members(params: Option<&RawValue>) -> Result<RawParams, Value> {
+    match params {
+        None => Ok(RawParams::default()),
+        Some(raw) => {
+            RawParams::parse(raw).map_err(|e| error(-32602, format!("invalid params: {e}")))
+        }
+    }
+}
+
+impl Inner {
+    /// A notification from the client of `session`.
+    pub(crate) fn notice(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        method: &str,
+        params: Option<&RawValue>,
+    ) {
+        match method {
+            "notifications/cancelled" => {
+                let id = members(params)
+                    .ok()
+                    .and_then(|p| p.get("requestId").map(|id| id.get().to_owned()));
+                if let Some(id) = id {
+                    session.cancel(&id);
+                }
+            }
+            "notifications/roots/list_changed" => {
+                for upstream in &self.upstreams {
+                    if let Some(running) = upstream.running() {
+                        tokio::spawn(async move {
+                            let _ = running
+                                .client
+                                .notify("notifications/roots/list_changed", None)
+                                .await;
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Answers request `id` of `session`.
+    pub(crate) async fn handle(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        id: &str,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Answer {
+        match method {
+            "initialize" => {
+                let params: Value = params
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or_else(|| json!({}));
+                Ok(raw(&self.initialize(session, &params).await))
+            }
+            "ping" => Ok(raw(&json!({}))),
+            "tools/call" => {
+                self.call_tool(session, id, members(params.as_deref())?)
+                    .await
+            }
+            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+                self.settle().await;
+                let catalog = self.catalog();
+                let (key, items) = match method {
+                    "tools/list" => ("tools", &catalog.tools),
+                    "prompts/list" => ("prompts", &catalog.prompts),
+                    "resources/list" => ("resources", &catalog.resources),
+                    _ => ("resourceTemplates", &catalog.templates),
+                };
+                Ok(raw(&json!({ key: items })))
+            }
+            "prompts/get" => {
+                let mut members = members(params.as_deref())?;
+                let route = self.route_prompt(members.get_str("name")).await?;
+                members.set("name", &json!(route.name));
+                self.pass(session, id, route.upstream, method, members.to_raw())
+                    .await
+            }
+            "resources/read" => {
+                let uri = members(params.as_deref())?
+                    .get_str("uri")
+                    .unwrap_or_default();
+                let upstream = self.route_resource(&uri).await?;
+                let params = params.unwrap_or_else(|| raw(&json!({})));
+                self.pass(session, id, upstream, method, params).await
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let members = members(params.as_deref())?;
+                self.subscription(session, id, method, members).await
+            }
+            "completion/complete" => {
+                let mut members = members(params.as_deref())?;
+                let mut reference = members
+                    .get("ref")
+                    .map(RawParams::parse)
+                    .transpose()
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                let upstream = match reference.get_str("type").as_deref() {
+                    Some("ref/prompt") => {
+                        let route = self.route_prompt(reference.get_str("name")).await?;
+                        reference.set("name", &json!(route.name));
+                        members.set_raw("ref", reference.to_raw());
+                        route.upstream
+                    }
+                    _ => {
+                        let uri = reference.get_str("uri").unwrap_or_default();
+                        self.route_resource(&uri).await?
+                    }
+                };
+                self.pass(session, id, upstream, method, members.to_raw())
+                    .await
+            }
+            "logging/setLevel" => {
+                let level = members(params.as_deref())?
+                    .get_str("level")
+                    .unwrap_or_default();
+                let Some(index) = level_index(&level) else {
+                    return Err(error(
+                        -32602,
+                        format!(
+                            "invalid params: unknown log level '{level}' (one of {})",
+                            LOG_LEVELS.join(", ")
+                        ),
+                    ));
+                };
+                session.set_log_level(index);
+                self.apply_log_level().await;
+                Ok(raw(&json!({})))
+            }
+            other => Err(error(-32601, format!("method not found: {other}"))),
+        }
+    }
+
+    async fn route_prompt(self: &Arc<Self>, name: Option<String>) -> Result<Route, Value> {
+        let name = name.unwrap_or_default();
+        if let Some(route) = self.catalog().prompt_routes.get(&name) {
+            return Ok(route.clone());
+        }
+        self.settle().await;
+        self.catalog()
+            .prompt_routes
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| error(-32602, format!("unknown prompt '{name}'")))
+    }
+
+    async fn route_resource(self: &Arc<Self>, uri: &str) -> Result<usize, Value> {
+        if let Some(upstream) = self.catalog().resource_server(uri) {
+            return Ok(upstream);
+        }
+        self.settle().await;
+        self.catalog().resource_server(uri).ok_or_else(|| {
+            json!({"code": -32002, "message": format!("resource not found: no server offers {uri}"),
+                "data": {"uri": uri}})
+        })
+    }
+
+    /// Sends `session`'s request `id` to server `index` with `params` as they are; its
+    /// result's exact text comes back.
+    async fn pass(
+        &self,
+        session: &Arc<Session>,
+        id: &str,
+        index: usize,
+        method: &str,
+        params: Box<RawValue>,
+    ) -> Answer {
+        let running = self.running(index).await?;
+        session.calls(id, index);
+        let tagged = self.tag(session, id);
+        let options = CallOptions {
+            timeout: Some(self.options.timeout),
+            progress: None,
+            tag: Some(tagged.tag.clone()),
+        };
+        match running
+            .client
+            .request_raw(method, Some(params), options)
+            .await
+        {
+            Ok(response) => Ok(response.result_raw().to_owned()),
+            Err(e) => Err(e.to_jsonrpc_error()),
+        }
+    }
+
+    /// Where tool `exposed` is: in the catalog; else, for a tool whose server is restarting,
+    /// once the server is back (bounded: the error then names the server and its state); else
+    /// after the servers still starting have listed.
+    async fn route_tool(self: &Arc<Self>, exposed: &str) -> Result<Route, Value> {
+        if let Some(route) = self.catalog().tool_routes.get(exposed) {
+            return Ok(route.clone());
+        }
+        let known = lock(&self.known_tools).get(exposed).copied();
+        match known {
+            Some(index) => {
+                self.running(index).await?;
+            }
+            None => self.settle().await,
+        }
+        self.catalog()
+            .tool_routes
+            .get(exposed)
+            .cloned()
+            .ok_or_else(|| error(-32602, self.unknown_tool(exposed)))
+    }
+
+    /// Why `exposed` names no tool: with the state of the server its name points to, when that
+    /// server is not running (its tools are not known then).
+    fn unknown_tool(&self, exposed: &str) -> String {
+        let owner = self.upstreams.iter().find(|u| {
+            exposed
+                .strip_prefix(u.name())
+                .is_some_and(|rest| rest.starts_with(crate::SEPARATOR))
+        });
+        match owner {
+            Some(upstream) if upstream.running().is_none() => {
+                format!("unknown tool '{exposed}': {}", upstream.unavailable())
+            }
+            _ => format!("unknown tool '{exposed}'"),
+        }
+    }
+
+    async fn call_tool(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        id: &str,
+        mut params: RawParams,
+    ) -> Answer {
+        let Some(exposed) = params.get_str("name") else {
+            return Err(error(
+                -32602,
+                "invalid params: tools/call needs the tool's name, a string",
+            ));
+        };
+        let route = self.route_tool(&exposed).await?;
+        let running = self.running(route.upstream).await?;
+        session.calls(id, route.upstream);
+        let tagged = self.tag(session, id);
+        let token: Option<Value> = params
+            .get("_meta")
+            .and_then(|meta| RawParams::parse(meta).ok())
+            .and_then(|meta| meta.get_as("progressToken"));
+        let (mut options, mut progress) = match token {
+            Some(_) => {
+                let (options, receiver) = CallOptions::with_progress();
+                (options, Some(receiver))
+            }
+            None => (CallOptions::default(), None),
+        };
+        options.timeout = Some(self.options.timeout);
+        options.tag = Some(tagged.tag.clone());
+        params.set("name", &json!(route.name));
+        let forward = |mut step: Value| {
+            if let Some(token) = &token {
+                step["progressToken"] = token.clone();
+                let note =
+                    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": step});
+                session.send(Frame::from_value(&note), Some(id));
+            }
+        };
+        let call = running.client.call_tool_params(params, options);
+        tokio::pin!(call);
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                Some(step) = next(&mut progress) => forward(step),
+            }
+        };
+        if let Some(receiver) = progress.as_mut() {
+            while let Ok(step) = receiver.try_recv() {
+                forward(step);
+            }
+        }
+        let server = self.upstreams[route.upstream].name();
+        match outcome {
+            Ok(outcome) => {
+                for warning in &outcome.warnings {
+                    self.output_warnings.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(server, tool = route.name, exposed, lines = ?warning.lines, "{}", warning.message);
+                }
+                Ok(outcome.response.result_raw().to_owned())
+            }
+            Err(ClientError::InvalidArguments { violations, .. }) => {
+                self.rejected(&exposed, violations)
+            }
+            Err(ClientError::UnusableInputSchema { error, .. }) => self.rejected(
+                &exposed,
+                vec![format!(
+                    "$: the tool's inputSchema does not compile: {error}"
+                )],
+            ),
+            Err(other) => Err(other.to_jsonrpc_error()),
+        }
+    }
+
+    fn rejected(&self, tool: &str, violations: Vec<String>) -> Answer {
+        self.rejected_calls.fetch_add(1, Ordering::Relaxed);
+        let first = violations.first().cloned().unwrap_or_default();
+        match self.options.invalid_arguments {
+            InvalidArguments::Error => Err(json!({"code": -32602,
+                "message": format!("invalid arguments for tool '{tool}': {first}"),
+                "data": {"violations": violations}})),
+            InvalidArguments::ToolResult => Ok(raw(&json!({
+                "content": [{"type": "text",
+                    "text": format!("invalid arguments for tool '{tool}':\n{}", violations.join("\n"))}],
+                "isError": true
+            }))),
+        }
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe`, per session: the server hears the
+    /// first subscription to a resource and the last unsubscription.
+    async fn subscription(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        id: &str,
+        method: &str,
+        params: RawParams,
+    ) -> Answer {
+        let Some(uri) = params.get_str("uri") else {
+            return Err(error(
+                -32602,
+                format!("invalid params: {method} needs the resource's uri"),
+            ));
+        };
+        let upstream = self.route_resource(&uri).await?;
+        let _in_order = self.scoped.lock().await;
+        let others = self
+            .sessions()
+            .iter()
+            .any(|s| !Arc::ptr_eq(s, session) && s.subscribed(upstream, &uri));
+        let subscribing = method == "resources/subscribe";
+        let mine = session.subscribed(upstream, &uri);
+        if subscribing && !mine && !others {
+            self.pass(session, id, upstream, method, params.to_raw())
+                .await?;
+        }
+        if !subscribing && mine && !others {
+            self.pass(session, id, upstream, method, params.to_raw())
+                .await?;
+        }
+        session.set_subscribed(upstream, &uri, subscribing);
+        Ok(raw(&json!({})))
+    }
+
+    /// A session ended: the subscriptions only it had end upstream, and the log level is
+    /// worked out again without it.
+    pub(crate) async fn release(self: &Arc<Self>, gone: Vec<(usize, String)>) {
+        let _in_order = self.scoped.lock().await;
+        for (upstream, uri) in gone {
+            let still = self.sessions().iter().any(|s| s.subscribed(upstream, &uri));
+            if still {
+                continue;
+            }
+            if let Some(running) = self.upstreams[upstream].running() {
+                let params = json!({ "uri": uri });
+                if let Err(error) = running
+                    .client
+                    .request(
+                        "resources/unsubscribe",
+                        Some(params),
+                        CallOptions::default(),
+                    )
+                    .await
+                {
+                    tracing::warn!(server = self.upstream_name(upstream), uri, %error, "unsubscribing after the last session left failed");
+                }
+            }
+        }
+    }
+
+    /// The most verbose level any session asked for, sent to every running server that logs
+    /// when it changed (or to `only`, a server that just started, whatever it was).
+    pub(crate) async fn apply_log_level(self: &Arc<Self>) {
+        self.send_log_level(None).await;
+    }
+
+    async fn send_log_level(self: &Arc<Self>, only: Option<usize>) {
+        let _in_order = self.scoped.lock().await;
+        let wanted = self.sessions().iter().filter_map(|s| s.log_level()).min();
+        let Some(wanted) = wanted else { return };
+        let changed = lock(&self.applied_level).replace(wanted) != Some(wanted);
+        if !changed && only.is_none() {
+            return;
+        }
+        for upstream in &self.upstreams {
+            if only.is_some_and(|i| i != upstream.index) {
+                continue;
+            }
+            let Some(running) = upstream.running() else {
+                continue;
+            };
+            if running
+                .client
+                .server_capabilities()
+                .get("logging")
+                .is_none()
+            {
+                continue;
+            }
+            let params = json!({"level": LOG_LEVELS[wanted]});
+            if let Err(error) = running
+                .client
+                .request("logging/setLevel", Some(params), CallOptions::default())
+                .await
+            {
+                tracing::warn!(server = upstream.name(), %error, "logging/setLevel failed");
+            }
+        }
+    }
+
+    /// A server (re)started: what the sessions asked of it before is asked again.
+    pub(crate) async fn reapply(self: &Arc<Self>, index: usize) {
+        let subscribed: std::collections::BTreeSet<String> = self
+            .sessions()
+            .iter()
+            .flat_map(|s| s.subscriptions_to(index))
+            .collect();
+        if let Some(running) = self.upstreams[index].running() {
+            for uri in subscribed {
+                let params = json!({ "uri": uri });
+                if let Err(error) = running
+                    .client
+                    .request("resources/subscribe", Some(params), CallOptions::default())
+                    .await
+                {
+                    tracing::warn!(server = self.upstream_name(index), uri, %error, "subscribing again after a restart failed");
+                }
+            }
+        }
+        self.send_log_level(Some(index)).await;
+    }
+
+    /// `notifications/resources/updated` from server `upstream`: to the sessions subscribed.
+    pub(crate) fn deliver_update(&self, upstream: usize, frame: &Frame) {
+        let uri = frame
+            .value()
+            .ok()
+            .and_then(|v| {
+                v.pointer("/params/uri")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default();
+        for session in self.sessions() {
+            if session.subscribed(upstream, &uri) {
+                session.send(frame.clone(), None);
+            }
+        }
+    }
+
+    /// `notifications/message` from a server: to each initialized session whose level it
+    /// meets. A session that never chose a level gets everything while no session has chosen
+    /// one, and [`DEFAULT_LEVEL`] and above once one has (the servers then log at the level
+    /// that session chose).
+    pub(crate) fn deliver_log(&self, frame: &Frame) {
+        let level = frame
+            .value()
+            .ok()
+            .and_then(|v| {
+                v.pointer("/params/level")
+                    .and_then(Value::as_str)
+                    .and_then(level_index)
+            })
+            .unwrap_or(0);
+        let sessions = self.sessions();
+        let anyone_chose = sessions.iter().any(|s| s.log_level().is_some());
+        let default = if anyone_chose {
+            level_index(DEFAULT_LEVEL).unwrap_or(0)
+        } else {
+            0
+        };
+        for session in sessions {
+            if session.protocol_version().is_none() {
+                continue;
+            }
+            if level >= session.log_level().unwrap_or(default) {
+                session.send(frame.clone(), None);
+            }
+        }
+    }
+
+    /// The answer to `initialize`: the client's version when the gateway speaks it, else the
+    /// newest; what the gateway offers in that version. Optional capabilities (resource
+    /// subscriptions, logging, completions) are offered when a server has them, after a
+    /// bounded wait for the servers that are starting.
+    async fn initialize(self: &Arc<Self>, session: &Session, params: &Value) -> Value {
+        let asked = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let version = ACCEPTED_VERSIONS
+            .iter()
+            .find(|v| **v == asked)
+            .copied()
+            .unwrap_or(OFFERED_VERSION);
+        session.initialized(
+            version,
+            params.get("capabilities").cloned().unwrap_or(Value::Null),
+        );
+        let starting = self
+            .upstreams
+            .iter()
+            .filter(|u| matches!(u.state(), State::Starting));
+        futures_util::future::join_all(starting.map(|u| u.settled(crate::SETTLE_TIMEOUT))).await;
+        let has = |pointer: &str| {
+            self.upstreams.iter().any(|u| {
+                u.running().is_some_and(|r| {
+                    r.client
+                        .server_capabilities()
+                        .pointer(pointer)
+                        .is_some_and(|c| c != &Value::Bool(false) && !c.is_null())
+                })
+            })
+        };
+        let mut capabilities = json!({
+            "tools": {"listChanged": true},
+            "resources": {"listChanged": true},
+            "prompts": {"listChanged": true},
+        });
+        if has("/resources/subscribe") {
+            capabilities["resources"]["subscribe"] = json!(true);
+        }
+        if has("/logging") {
+            capabilities["logging"] = json!({});
+        }
+        if version != "2024-11-05" && has("/completions") {
+            capabilities["completions"] = json!({});
+        }
+        json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": {"name": "mcpx", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "mcpx gateway: the tools of several MCP servers, named SERVER__TOOL; arguments are checked against each tool's inputSchema before they are sent."
+        })
+    }
+}
+
+/// The next progress step, or never when the call asked for none.
+async fn next(progress: &mut Option<mpsc::Receiver<Value>>) -> Option<Value> {
+    match progress {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,79 @@
+"""A minimal Streamable HTTP MCP server (Python standard library only) that indents every JSON
+answer across lines, as an HTTP body may be; for the gateway's transport tests.
+
+`pretty_http.py` listens on 127.0.0.1 (an ephemeral port) and prints `listening
+127.0.0.1:PORT` on stderr. One tool, `p`, answers with a result whose text and numbers must
+reach the client unchanged; `numbers` answers with the arguments it received, as text.
+"""
+
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+TOOLS = [
+    {"name": "p", "description": "An indented answer.", "inputSchema": {"type": "object"}},
+    {
+        "name": "numbers",
+        "description": "Echoes the arguments' JSON text as received.",
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "number"}}},
+    },
+]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.send_response(405)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_DELETE(self):
+        self.do_GET()
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+        message = json.loads(body)
+        if "id" not in message or "method" not in message:
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        method = message["method"]
+        if method == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "pretty", "version": "0"},
+            }
+        elif method == "tools/list":
+            result = {"tools": TOOLS}
+        elif method == "tools/call" and message["params"]["name"] == "p":
+            result = {
+                "content": [{"type": "text", "text": "line one\nline two"}],
+                "structuredContent": {"big": 18446744073709551617},
+            }
+        elif method == "tools/call" and message["params"]["name"] == "numbers":
+            # The arguments' text exactly as it arrived (between the key and the next member).
+            start = body.index('"arguments"')
+            result = {"content": [{"type": "text", "text": body[start:]}]}
+        else:
+            result = {}
+        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, indent=2)
+        # Python's json turns 18446744073709551617 into an int and writes it back exactly.
+        data = answer.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+if __name__ == "__main__":
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    host, port = server.server_address
+    print(f"listening {host}:{port}", file=sys.stderr, flush=True)
+    server.serve_forever()

@@ -1,0 +1,185 @@
+//! A frame decoded once into what routing needs: its kind, id, method and raw params. The
+//! text itself is never rebuilt: the parts borrow from it.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use crate::Frame;
+
+/// What a frame is, as JSON-RPC 2.0 and MCP define it.
+#[derive(Debug)]
+pub enum Message<'a> {
+    /// A request: a string `method` and an `id` that is a string or an integer.
+    Request {
+        /// The id, as written.
+        id: &'a RawValue,
+        /// The method.
+        method: Cow<'a, str>,
+        /// The params, as written.
+        params: Option<&'a RawValue>,
+    },
+    /// A notification: a `method` and no `id`.
+    Notification {
+        /// The method.
+        method: Cow<'a, str>,
+        /// The params, as written.
+        params: Option<&'a RawValue>,
+    },
+    /// A response: an `id` and exactly one of `result` and `error`.
+    Response {
+        /// The id, as written.
+        id: &'a RawValue,
+    },
+    /// A batch (JSON-RPC 2.0, allowed by MCP 2025-03-26 only): its elements, as written.
+    Batch(Vec<&'a RawValue>),
+    /// None of these: the reason, and the id when one could be read (a response to the
+    /// error carries it; JSON `null` otherwise).
+    Invalid {
+        /// The id, when it is a string or an integer.
+        id: Option<&'a RawValue>,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+#[derive(Deserialize)]
+struct Wire<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A member that is there, `null` included (serde's `Option` would read `null` as absent).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// Whether `id` is what MCP allows for a request id: a string or an integer.
+fn valid_id(id: &RawValue) -> bool {
+    let text = id.get();
+    text.starts_with('"')
+        || (!text.is_empty()
+            && text
+                .strip_prefix('-')
+                .unwrap_or(text)
+                .bytes()
+                .all(|b| b.is_ascii_digit()))
+}
+
+impl Frame {
+    /// The frame decoded once ([`Message`]).
+    pub fn message(&self) -> Message<'_> {
+        let text = self.text();
+        if text.starts_with('[') {
+            return match serde_json::from_str::<Vec<&RawValue>>(text) {
+                Ok(elements) if !elements.is_empty() => Message::Batch(elements),
+                Ok(_) => Message::Invalid {
+                    id: None,
+                    reason: "an empty batch",
+                },
+                Err(_) => Message::Invalid {
+                    id: None,
+                    reason: "a batch whose elements cannot be read",
+                },
+            };
+        }
+        let Ok(wire) = serde_json::from_str::<Wire<'_>>(text) else {
+            return Message::Invalid {
+                id: None,
+                reason: "not a JSON-RPC message (a member is duplicated or of the wrong kind)",
+            };
+        };
+        let id = wire.id.filter(|id| valid_id(id));
+        if wire.id.is_some() && id.is_none() {
+            return Message::Invalid {
+                id: None,
+                reason: "the id must be a string or an integer",
+            };
+        }
+        match wire.method {
+            Some(method) => {
+                let Ok(method) = serde_json::from_str::<Cow<'_, str>>(method.get()) else {
+                    return Message::Invalid {
+                        id,
+                        reason: "the method must be a string",
+                    };
+                };
+                match id {
+                    Some(id) => Message::Request {
+                        id,
+                        method,
+                        params: wire.params,
+                    },
+                    None => Message::Notification {
+                        method,
+                        params: wire.params,
+                    },
+                }
+            }
+            None => match (id, wire.result.is_some(), wire.error.is_some()) {
+                (Some(id), true, false) | (Some(id), false, true) => Message::Response { id },
+                (id, _, _) => Message::Invalid {
+                    id,
+                    reason:
+                        "neither a request (no method) nor a response (no single result or error)",
+                },
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(text: &str) -> String {
+        match Frame::parse(text).unwrap().message() {
+            Message::Request { id, method, params } => {
+                format!(
+                    "request {} {method} {}",
+                    id.get(),
+                    params.map_or("-", |p| p.get())
+                )
+            }
+            Message::Notification { method, .. } => format!("notification {method}"),
+            Message::Response { id } => format!("response {}", id.get()),
+            Message::Batch(elements) => format!("batch of {}", elements.len()),
+            Message::Invalid { id, reason } => {
+                format!("invalid {}: {reason}", id.map_or("null", |i| i.get()))
+            }
+        }
+    }
+
+    #[test]
+    fn messages_are_told_apart() {
+        let cases = [
+            (r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#, "request 7 ping -"),
+            (r#"{"jsonrpc":"2.0","id":"a","method":"x","params":{"n": 1E2}}"#, r#"request "a" x {"n": 1E2}"#),
+            (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, "notification notifications/initialized"),
+            (r#"{"jsonrpc":"2.0","id":4,"result":{}}"#, "response 4"),
+            (r#"{"jsonrpc":"2.0","id":4,"error":{"code":1,"message":"m"}}"#, "response 4"),
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"n"}]"#, "batch of 2"),
+            (r#"{"jsonrpc":"2.0","id":4}"#, "invalid 4: neither a request (no method) nor a response (no single result or error)"),
+            (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, "invalid null: the id must be a string or an integer"),
+            (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, "invalid null: the id must be a string or an integer"),
+            (r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, "invalid null: the id must be a string or an integer"),
+            (r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, "invalid null: the id must be a string or an integer"),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, "invalid null: the id must be a string or an integer"),
+            (r#"{"jsonrpc":"2.0","id":3,"method":7}"#, "invalid 3: the method must be a string"),
+            (r#"{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}"#, "invalid null: not a JSON-RPC message (a member is duplicated or of the wrong kind)"),
+            ("[]", "invalid null: an empty batch"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(kind(text), want, "{text}");
+        }
+    }
+}

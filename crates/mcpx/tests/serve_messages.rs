@@ -1,0 +1,319 @@
+//! What the gateway does with each message, through the real binary: every request with an id
+//! answered (batches, malformed messages, odd ids), what it does not own forwarded as written
+//! (params, `_meta`, number text), a frame that is one line on stdio whatever an HTTP server
+//! sent, and a call right after a crash waiting for the restart.
+
+mod common;
+
+use common::{config, demo_transcript, spec, Downstream};
+use mcpclient::{Frame, StdioTransport, Transport};
+use mcpx_interop::{peer_file, python, HttpPeer};
+use serde_json::{json, Value};
+
+/// `mcpx serve` on stdio spoken to with raw lines, none of them checked (some are meant to be
+/// malformed), after a handshake at `version`.
+async fn raw_client(config: &std::path::Path, version: &str) -> StdioTransport {
+    let mut transport = common::serve_stdio(config);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    transport.send(&Frame::from_value(&init)).await.unwrap();
+    let answer = loop {
+        let frame = next(&mut transport).await;
+        if frame["id"] == 0 {
+            break frame;
+        }
+    };
+    assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    transport
+        .send(&Frame::parse(initialized).unwrap())
+        .await
+        .unwrap();
+    transport
+}
+
+/// The next frame from the gateway that is not a notification.
+async fn next(transport: &mut StdioTransport) -> Value {
+    loop {
+        let frame = tokio::time::timeout(common::FRAME_WAIT, transport.receive())
+            .await
+            .expect("a frame in time")
+            .expect("mcpx is still there")
+            .unwrap()
+            .value()
+            .unwrap();
+        if frame.get("id").is_some() {
+            return frame;
+        }
+    }
+}
+
+/// Sends the raw `text`; the next frame from the gateway.
+async fn answer_to(transport: &mut StdioTransport, text: &str) -> Value {
+    transport.send(&Frame::parse(text).unwrap()).await.unwrap();
+    next(transport).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_message_with_an_id_is_answered_on_the_stdio_front() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut client = raw_client(&config, "2025-11-25").await;
+    let cases = [
+        (r#"{"jsonrpc":"2.0","id":4}"#, json!(4)),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            Value::Null,
+        ),
+        (r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (r#"{"jsonrpc":"2.0","id":5,"method":9}"#, json!(5)),
+    ];
+    for (text, id) in cases {
+        let answer = answer_to(&mut client, text).await;
+        assert_eq!(answer["id"], id, "{text}: {answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{text}: {answer}");
+    }
+    // A batch in a 2025-11-25 session: each request in it refused with its own id.
+    let batch = r#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]"#;
+    let first = answer_to(&mut client, batch).await;
+    let second = next(&mut client).await;
+    for (answer, id) in [(first, "b1"), (second, "b2")] {
+        assert_eq!(answer["id"], id, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("batches are not part of MCP 2025-11-25"),
+            "{answer}"
+        );
+    }
+    // Nested 200 levels deep: a clear error about the params, not "needs the tool's name".
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"demo__echo","arguments":{{"text":"x","deep":{}{}}}}}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let answer = answer_to(&mut client, &deep).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("needs the tool's name"), "{answer}");
+    let echo = r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"still here"}}}"#;
+    let echoed = answer_to(&mut client, echo).await;
+    assert_eq!(echoed["result"]["content"][0]["text"], "still here");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_is_answered_in_a_2025_03_26_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut client = raw_client(&config, "2025-03-26").await;
+    let batch = r#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"in a batch"}}}]"#;
+    let mut answers = vec![answer_to(&mut client, batch).await];
+    answers.push(next(&mut client).await);
+    answers.sort_by_key(|a| a["id"].as_str().unwrap().to_owned());
+    assert_eq!(
+        answers[0],
+        json!({"jsonrpc": "2.0", "id": "b1", "result": {}})
+    );
+    assert_eq!(answers[1]["result"]["content"][0]["text"], "in a batch");
+}
+
+/// Only the name and the progress token are the gateway's: every other member of `params` and
+/// `_meta` reaches the server as the client sent it, and progress comes back under the
+/// client's own token.
+#[tokio::test(flavor = "multi_thread")]
+async fn params_and_meta_pass_through_unchanged() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let call = r#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"demo__count","arguments":{"steps":2},"_meta":{"progressToken":"p1","com.example/trace":"abc"},"x-extra":{"kept":[1, 2.50]}}}"#;
+    client.send_raw(call).await;
+    let answer = client.response_to(77).await.value().unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "counted to 2");
+    let steps: Vec<_> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| {
+            (
+                m["params"]["progressToken"].clone(),
+                m["params"]["progress"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(steps, [(json!("p1"), json!(1)), (json!("p1"), json!(2))]);
+    let received = demo_transcript(dir.path(), spec)
+        .into_iter()
+        .find(|e| e["from"] == "client" && e["message"]["params"]["name"] == "count")
+        .unwrap();
+    let params = &received["message"]["params"];
+    assert_eq!(params["_meta"]["com.example/trace"], "abc");
+    assert_ne!(
+        params["_meta"]["progressToken"], "p1",
+        "the gateway's own token upstream"
+    );
+    assert_eq!(params["x-extra"].to_string(), r#"{"kept":[1,2.50]}"#);
+}
+
+/// An HTTP server that indents its answers: on the stdio front each answer is still one line,
+/// its content unchanged; and arguments reach a server with their number text as written.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_indenting_http_server_and_number_text_through_the_stdio_front() {
+    let (Some(_), Some(python)) = (spec(), python()) else {
+        return;
+    };
+    let python = python.display().to_string();
+    let pretty = HttpPeer::start(&python, &[&peer_file("pretty_http.py")], &[], "/mcp").await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
+    let config = config(dir.path(), &[], &extra, "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    assert!(client.tool_names().await.contains(&"p__p".to_owned()));
+    let answer = client.call("p__p", json!({})).await;
+    assert!(!answer.text().contains('\n'));
+    let answer = answer.value().unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "line one\nline two");
+    assert!(
+        common::result_text(&client.call("p__p", json!({})).await).contains("18446744073709551617")
+    );
+    let call = r#"{"jsonrpc":"2.0","id":88,"method":"tools/call","params":{"name":"p__numbers","arguments":{"n": 1E2, "big": 1.0e400, "long": 0.100000000000000000000000000001}}}"#;
+    client.send_raw(call).await;
+    let answer = client.response_to(88).await.value().unwrap();
+    let received = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        received.starts_with(
+            r#""arguments":{"n": 1E2, "big": 1.0e400, "long": 0.100000000000000000000000000001}"#
+        ),
+        "{received}"
+    );
+}
+
+/// A call right after a crash waits for the restart instead of being told the tool is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_right_after_a_crash_waits_for_the_restart() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--faults"], "", "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    assert!(client
+        .tool_names()
+        .await
+        .contains(&"demo__crash".to_owned()));
+    let crashed = client.call("demo__crash", json!({})).await.value().unwrap();
+    assert_eq!(crashed["error"]["code"], -32603, "{crashed}");
+    let summed = client.call("demo__get-sum", json!({"a": 2, "b": 2})).await;
+    let summed = summed.value().unwrap();
+    assert_eq!(summed["result"]["structuredContent"]["sum"], 4, "{summed}");
+}
+
+/// The HTTP front answers what carries an id, with its id: a message that is no request and
+/// no response, a refused protocol version header; more than one Origin, or a Host that is not
+/// this machine's, is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_http_front_answers_with_the_id_and_checks_every_origin_and_the_host() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let peer = common::serve_http(&config(dir.path(), &[], "", "")).await;
+    let http = reqwest::Client::new();
+    let post = |body: String, headers: &[(&str, &str)]| {
+        let mut request = http
+            .post(&peer.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let opened = post(init, &[]).await.unwrap();
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let in_session = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-03-26"),
+    ];
+
+    let odd = post(r#"{"jsonrpc":"2.0","id":4}"#.to_owned(), &in_session)
+        .await
+        .unwrap();
+    assert_eq!(odd.status(), 200);
+    let odd: Value = serde_json::from_str(&odd.text().await.unwrap()).unwrap();
+    assert_eq!(
+        (odd["id"].clone(), odd["error"]["code"].clone()),
+        (json!(4), json!(-32600))
+    );
+
+    let bad = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "1999-01-01"),
+    ];
+    let refused = post(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}).to_string(),
+        &bad,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status(), 400);
+    let refused: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+    assert_eq!(refused["id"], 7);
+
+    // A batch, in a session that negotiated 2025-03-26: every answer, as JSON-only client.
+    let batch = r#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]"#;
+    let answered = http
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-session-id", &session)
+        .body(batch)
+        .send()
+        .await
+        .unwrap();
+    let answers: Vec<Value> = serde_json::from_str(&answered.text().await.unwrap()).unwrap();
+    let mut ids: Vec<_> = answers
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["b1", "b2"]);
+
+    let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string();
+    let two_origins = http
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-session-id", &session)
+        .header("origin", "http://localhost:3000")
+        .header("origin", "http://evil.example")
+        .body(ping.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(two_origins.status(), 403);
+    let rebound = http
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-session-id", &session)
+        .header("host", "attacker.example:8787")
+        .body(ping)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
+}
