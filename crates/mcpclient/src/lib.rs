@@ -43,6 +43,6 @@ pub use http::{
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
-pub use stdio::{StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
+pub use stdio::{StderrTail, StdioCommand, StdioTransport, MAX_STDERR_LINES, STOP_GRACE};
 pub use tools::{CallOutcome, Tool, Warning, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING};
 pub use transport::{Transport, TransportError};

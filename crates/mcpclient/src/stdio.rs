@@ -113,15 +113,33 @@ impl StdioTransport {
 
     /// The last lines the child wrote to stderr, oldest first.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.stderr
-            .lock()
-            .map(|t| t.iter().cloned().collect())
-            .unwrap_or_default()
+        self.stderr_handle().lines()
+    }
+
+    /// A handle on the child's stderr tail that stays readable after the transport has moved
+    /// into a connection (to say why a server stopped during its handshake).
+    pub fn stderr_handle(&self) -> StderrTail {
+        StderrTail(self.stderr.clone())
     }
 
     /// The child's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
+    }
+}
+
+/// The last lines a stdio server wrote to stderr (at most [`MAX_STDERR_LINES`]), shared with
+/// its transport.
+#[derive(Debug, Clone)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    /// The lines kept so far, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
