@@ -8,8 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
+
+mod common;
+use common::run;
 
 /// The scripted server: `sh SCRIPT TOOLS_FILE`. mcpx numbers its requests and writes `id`
 /// second, so the id is read from the start of the line.
@@ -61,26 +63,6 @@ fn tools() -> Value {
             }
         }
     }])
-}
-
-fn mcpx(config: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("mcpx").unwrap();
-    cmd.arg("--config").arg(config);
-    cmd
-}
-
-/// mcpx with `args`, expecting exit `code`: its stdout and stderr.
-fn run(config: &Path, args: &[&str], code: i32) -> (String, String) {
-    let out = mcpx(config)
-        .args(args)
-        .assert()
-        .code(code)
-        .get_output()
-        .clone();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 /// A config in `dir` with the scripted server as `scripted` and `extra` servers (JSON members).
