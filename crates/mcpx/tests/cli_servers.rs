@@ -209,7 +209,9 @@ fn every_server_is_reported_when_some_fail_with_their_stderr() {
     assert_eq!(run(&config, &["lint"], 2).0, "0 problems\n");
 
     // servers: one row each, the dying one's stderr under its row.
-    let (text, _) = run(&config, &["servers"], 2);
+    // Without a terminal no status line is drawn: stderr stays empty.
+    let (text, status) = run(&config, &["servers"], 2);
+    assert_eq!(status, "");
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
     assert_eq!(rows.len(), 4, "{text}");
     assert!(rows[0].starts_with("scripted\tstdio\tok\t2025-06-18\t1 tools"));
@@ -229,4 +231,42 @@ fn every_server_is_reported_when_some_fail_with_their_stderr() {
         assert_eq!(out, "");
         assert!(err.ends_with(stderr_lines), "{err}");
     }
+}
+
+/// A server that starts only once `other` has started too: it marks its own start in `dir`,
+/// waits (at most 10 s) for the other's mark, and fails without it.
+fn waiting_server(dir: &Path, name: &str, other: &str) -> Value {
+    let wait = format!(
+        r#"touch "{dir}/{name}"; i=0
+while [ ! -e "{dir}/{other}" ]; do
+  i=$((i + 1)); [ "$i" -gt 100 ] && {{ echo "{other} never started" >&2; exit 1; }}
+  sleep 0.1
+done
+exec sh "{dir}/scripted.sh" "{dir}/tools.json"
+"#,
+        dir = dir.display()
+    );
+    let script = dir.join(format!("{name}.sh"));
+    std::fs::write(&script, wait).unwrap();
+    json!({"command": "sh", "args": [script]})
+}
+
+#[test]
+fn servers_start_at_the_same_time() {
+    // Each of the two starts only when the other has started: one after the other, the first
+    // would give up; together, both start.
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(
+        r#", "left": {}, "right": {}"#,
+        waiting_server(dir.path(), "left", "right"),
+        waiting_server(dir.path(), "right", "left")
+    );
+    let config = config(dir.path(), &extra);
+    let (out, err) = run(&config, &["servers"], 0);
+    assert_eq!(err, "");
+    assert_eq!(
+        out.lines().filter(|l| l.contains("\tok\t")).count(),
+        3,
+        "{out}"
+    );
 }
