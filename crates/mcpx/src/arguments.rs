@@ -1,13 +1,26 @@
 //! A tool call's arguments from the command line: one JSON object, `@FILE`, `-` (standard
-//! input), or `key=value` pairs typed by the tool's `inputSchema` (`count=3` is an integer where
-//! the schema says integer) with `key:=JSON` for raw JSON.
+//! input), or `key=value` pairs typed by the tool's `inputSchema`, with `key:=JSON` for exactly
+//! the JSON given.
 //!
-//! A value that does not parse as the type the schema asks for stays a string, so that the
-//! schema check reports it in its own words (`$.count: got string, want integer`): nothing is
-//! guessed or silently changed.
+//! The typing rule. A word has at most one reading other than the string: the JSON it spells
+//! (`5`, `1.5`, `true`, `null`, `[1, 2]`, `{"a": 1}`). The property's schema is read as the
+//! validator reads it ([`Shape`]: `$ref`s resolved, every `anyOf`/`oneOf` alternative), and
+//! 1. the JSON reading is sent when the schema names its type (`integer`, also through an
+//!    `enum` or `const`; `number` takes integers) and the validator accepts it there;
+//! 2. else the string, when the schema allows strings or does not restrict the type (a property
+//!    the schema does not describe keeps its text);
+//! 3. else the JSON reading when there is one, and the string when there is none, so that the
+//!    check names what is wrong (`max_count=1.5`: `got number, want integer`; `count=three`:
+//!    `got string, want integer`).
+//!
+//! So where several readings are valid, the typed one wins: for a string-or-integer property
+//! `id=5` sends `5`, and `id:='"5"'` sends the string; for `Optional[str]`, `x=null` sends null.
 
 use anyhow::{anyhow, bail, Context};
+use schemaval::{Schema, ValidateError};
 use serde_json::{Map, Value};
+
+use crate::shape::{Kind, Shape};
 
 /// The arguments object for `words`, typed by `schema` (the tool's `inputSchema`): one JSON
 /// object, or `key=value` and `key:=JSON` pairs. (`@FILE` and `-` are read by the caller.)
@@ -17,6 +30,7 @@ pub fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
             return serde_json::from_str(only).context("the arguments are not a JSON object");
         }
     }
+    let typer = Typer::new(schema);
     let mut object = Map::new();
     for word in words {
         let (key, value) = if let Some((key, raw)) = word.split_once(":=") {
@@ -24,13 +38,7 @@ pub fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
                 serde_json::from_str(raw).with_context(|| format!("{key}:= is not JSON: {raw}"))?;
             (key, value)
         } else if let Some((key, text)) = word.split_once('=') {
-            (
-                key,
-                typed(
-                    text,
-                    schema.pointer(&format!("/properties/{}", escape(key))),
-                ),
-            )
+            (key, typer.typed(key, text))
         } else {
             bail!("`{word}` is not key=value, key:=JSON, a JSON object, @FILE or -");
         };
@@ -42,54 +50,81 @@ pub fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
     Ok(Value::Object(object))
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+/// An object schema read for typing its properties' `key=value` words.
+pub struct Typer<'s> {
+    root: &'s Value,
+    /// The schema compiled, to ask the validator; none when it does not compile (the call is
+    /// refused then anyway, and typing falls back to the types the schema names).
+    compiled: Option<Schema>,
 }
 
-/// `text` as the type the property's schema names, or as a string when it does not parse so.
-pub fn typed(text: &str, property: Option<&Value>) -> Value {
-    let types: Vec<&str> = match property.and_then(|p| p.get("type")) {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    for kind in types {
-        let parsed: Option<Value> = match kind {
-            "integer" => serde_json::from_str::<Value>(text)
-                .ok()
-                .filter(|v| v.is_i64() || v.is_u64() || is_big_integer(v, text)),
-            "number" => serde_json::from_str::<Value>(text)
-                .ok()
-                .filter(Value::is_number),
-            "boolean" => match text {
-                "true" => Some(Value::Bool(true)),
-                "false" => Some(Value::Bool(false)),
-                _ => None,
-            },
-            "null" => (text == "null").then_some(Value::Null),
-            "array" => serde_json::from_str::<Value>(text)
-                .ok()
-                .filter(Value::is_array),
-            "object" => serde_json::from_str::<Value>(text)
-                .ok()
-                .filter(Value::is_object),
-            "string" => return Value::String(text.to_owned()),
-            _ => None,
-        };
-        if let Some(value) = parsed {
-            return value;
+impl<'s> Typer<'s> {
+    /// Reads `root`, an object schema.
+    pub fn new(root: &'s Value) -> Typer<'s> {
+        Typer {
+            root,
+            compiled: Schema::compile(root).ok(),
         }
     }
-    Value::String(text.to_owned())
+
+    /// `text` typed for the property `key`, by the rule in the module's documentation.
+    pub fn typed(&self, key: &str, text: &str) -> Value {
+        let property = self
+            .root
+            .get("properties")
+            .and_then(|properties| properties.get(key));
+        let shape = Shape::of(self.root, property);
+        let Some(reading) = json_reading(text) else {
+            return Value::String(text.to_owned());
+        };
+        if shape.names(Kind::of(&reading)) && self.accepts(key, &reading) {
+            return reading;
+        }
+        if shape.names(Kind::String) || shape.is_open() {
+            return Value::String(text.to_owned());
+        }
+        reading
+    }
+
+    /// Whether the validator finds nothing wrong with `value` as the property `key`: problems
+    /// at the object itself (`$`: other properties missing or not allowed) are not its own.
+    fn accepts(&self, key: &str, value: &Value) -> bool {
+        let Some(compiled) = &self.compiled else {
+            return true;
+        };
+        let mut alone = Map::new();
+        alone.insert(key.to_owned(), value.clone());
+        match compiled.validate(&Value::Object(alone)) {
+            Ok(()) => true,
+            Err(ValidateError::Invalid(violations)) => violations.iter().all(|v| v.path() == "$"),
+            Err(_) => false,
+        }
+    }
 }
 
-/// An integer beyond 64 bits, kept exact (numbers keep their text).
-fn is_big_integer(value: &Value, text: &str) -> bool {
-    value.is_number()
-        && text
-            .trim_start_matches('-')
-            .bytes()
-            .all(|b| b.is_ascii_digit())
+/// `text` typed as the property schema `property` wants it, by the rule in the module's
+/// documentation (the schema standing alone: what it references is not followed).
+pub fn typed(text: &str, property: Option<&Value>) -> Value {
+    const KEY: &str = "value";
+    let mut properties = Map::new();
+    if let Some(property) = property {
+        properties.insert(KEY.to_owned(), property.clone());
+    }
+    let mut root = Map::new();
+    root.insert("properties".to_owned(), Value::Object(properties));
+    let root = Value::Object(root);
+    Typer::new(&root).typed(KEY, text)
+}
+
+/// The JSON a word spells, other than a string: a number, `true`, `false`, `null`, an array or
+/// an object, written without surrounding space.
+fn json_reading(text: &str) -> Option<Value> {
+    if text.trim() != text {
+        return None;
+    }
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(|value| !value.is_string())
 }
 
 #[cfg(test)]
@@ -125,6 +160,62 @@ mod tests {
         let big = json!({"properties": {"n": {"type": "integer"}}});
         let args = arguments(&["n=18446744073709551617".to_owned()], &big).unwrap();
         assert_eq!(args.to_string(), r#"{"n":18446744073709551617}"#);
+    }
+
+    fn typed_all(schema: &Value, words: &[&str]) -> String {
+        let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        arguments(&words, schema).unwrap().to_string()
+    }
+
+    #[test]
+    fn typing_reads_through_refs_and_alternatives() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null},
+                "label": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "color": {"$ref": "#/$defs/Color"},
+                "level": {"oneOf": [{"const": 1}, {"const": 2}]},
+                "codes": {"enum": ["1", "2"]},
+                "id": {"type": ["string", "integer"]},
+                "small": {"anyOf": [{"type": "integer", "maximum": 10}, {"type": "string"}]},
+                "count": {"type": "integer", "maximum": 10},
+                "flag": {"allOf": [{"$ref": "#/$defs/Flag"}]},
+                "free": {}
+            },
+            "required": ["limit", "label"],
+            "additionalProperties": false,
+            "$defs": {"Color": {"enum": ["red", "green"]}, "Flag": {"type": "boolean"}}
+        });
+        let cases = [
+            ("limit=5", r#"{"limit":5}"#),
+            ("limit=null", r#"{"limit":null}"#),
+            ("limit=1.5", r#"{"limit":1.5}"#),
+            ("limit=five", r#"{"limit":"five"}"#),
+            ("label=5", r#"{"label":"5"}"#),
+            ("label=null", r#"{"label":null}"#),
+            ("color=red", r#"{"color":"red"}"#),
+            ("level=2", r#"{"level":2}"#),
+            ("codes=1", r#"{"codes":"1"}"#),
+            // Both readings valid: the typed one wins.
+            ("id=5", r#"{"id":5}"#),
+            ("id=abc", r#"{"id":"abc"}"#),
+            // The integer reading is out of bounds, the string one is valid.
+            ("small=50", r#"{"small":"50"}"#),
+            ("small=5", r#"{"small":5}"#),
+            // No reading is valid: the typed one, for the check to report.
+            ("count=50", r#"{"count":50}"#),
+            ("count=1.5", r#"{"count":1.5}"#),
+            ("flag=true", r#"{"flag":true}"#),
+            ("free=5", r#"{"free":"5"}"#),
+            ("unknown=5", r#"{"unknown":"5"}"#),
+            ("padded= 5", r#"{"padded":" 5"}"#),
+        ];
+        for (word, want) in cases {
+            assert_eq!(typed_all(&schema, &[word]), want, "{word}");
+        }
+        assert_eq!(typed("5", Some(&json!({"type": "integer"}))), json!(5));
+        assert_eq!(typed("5", None), json!("5"));
     }
 
     #[test]

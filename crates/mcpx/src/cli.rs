@@ -17,7 +17,8 @@ Exit codes:
   0  success
   1  the answer is no: arguments rejected, an isError result or a JSON-RPC error,
      an invalid instance, a lint problem
-  2  mcpx could not do its job: config, spawn, transport, timeout, unreadable files";
+  2  mcpx could not do its job: config, spawn, transport, timeout, unreadable files;
+     for servers, tools and lint: a server failed to start (the others are still reported)";
 
 #[derive(Debug, Parser)]
 #[command(name = "mcpx", version, about = "Gateway and command-line client for MCP servers, enforcing their tool schemas", after_help = EXIT_CODES)]
@@ -55,7 +56,7 @@ pub(crate) enum Command {
     },
     /// Call a tool; its arguments are checked against its inputSchema before anything is sent.
     #[command(
-        after_help = "ARGS: one JSON object, @FILE, - (standard input), or key=value pairs typed by the\ninputSchema (count=3 is an integer where the schema says integer), key:=JSON for raw JSON.\n\nExamples:\n  mcpx call demo get-sum a=2 b=3\n  mcpx call demo get-sum '{\"a\": 2, \"b\": 3}'\n  mcpx call demo echo text:='\"hi\"' --json\n\nExit codes:\n  0  the call succeeded\n  1  the call failed: arguments rejected (one line per problem on stderr), an isError result,\n     or a JSON-RPC error\n  2  mcpx could not do its job: config, spawn, transport, timeout"
+        after_help = "ARGS: one JSON object, @FILE, - (standard input), or key=value pairs typed by the\ninputSchema, through $ref, anyOf and oneOf: a value that reads as JSON (5, 1.5, true, null)\nis sent as such where the schema names that type and accepts it, else as the string where\nstrings are allowed; key:=JSON sends exactly the JSON given.\n\nExamples:\n  mcpx call demo get-sum a=2 b=3\n  mcpx call demo get-sum '{\"a\": 2, \"b\": 3}'\n  mcpx call demo echo text:='\"hi\"' --json\n\nExit codes:\n  0  the call succeeded\n  1  the call failed: arguments rejected (one line per problem on stderr), an isError result,\n     or a JSON-RPC error\n  2  mcpx could not do its job: config, spawn, transport, timeout"
     )]
     Call {
         /// The server.
@@ -67,8 +68,9 @@ pub(crate) enum Command {
         /// Print the raw result exactly as received.
         #[arg(long)]
         json: bool,
-        /// Answer the server's elicitation request with this JSON content. Without it the
-        /// questions are asked on the terminal, or declined when there is none.
+        /// Answer the server's elicitation request with this JSON content; fields left out take
+        /// the requested schema's defaults. Without it the questions are asked on the terminal,
+        /// or declined when there is none.
         #[arg(long, value_name = "JSON")]
         elicit: Option<String>,
         /// Where images and audio in the result are saved.

@@ -7,6 +7,7 @@
 //! `${MCPX_EXE}` is the running mcpx binary unless the environment says otherwise.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use mcpclient::{HttpConfig, StdioCommand};
@@ -31,6 +32,9 @@ pub struct Server {
     pub transport: Transport,
     /// `allowTools`/`denyTools`, for the gateway.
     pub tools: ToolFilter,
+    /// How long the command line waits for it to start, answer `initialize` and list its
+    /// tools: `startupTimeout` (seconds), else [`mcpgateway::START_TIMEOUT`].
+    pub startup_timeout: Duration,
 }
 
 impl Server {
@@ -146,6 +150,12 @@ pub fn parse(
                 tools: ToolFilter {
                     allow: strings(entry.get("allowTools")),
                     deny: strings(entry.get("denyTools")),
+                },
+                startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
+                    // The schema bounds it, so the conversion cannot fail.
+                    Some(seconds) => Duration::try_from_secs_f64(seconds)
+                        .with_context(|| format!("{at}.startupTimeout"))?,
+                    None => mcpgateway::START_TIMEOUT,
                 },
             });
         }
@@ -274,6 +284,7 @@ mod tests {
             panic!()
         };
         assert_eq!(a.env["T"], "s3cret");
+        assert_eq!(servers[0].startup_timeout, mcpgateway::START_TIMEOUT);
         let Transport::Http(b) = &servers[1].transport else {
             panic!()
         };
@@ -301,5 +312,20 @@ mod tests {
             "$.mcpServers.a.env.K: environment variable NOPE is not set"
         );
         assert!(parse(r#"{"other": {}}"#, &env).is_err());
+        let (servers, _) = parse(
+            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 2.5}}}"#,
+            &env,
+        )
+        .unwrap();
+        assert_eq!(servers[0].startup_timeout, Duration::from_millis(2500));
+        let err = parse(
+            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 0}}}"#,
+            &env,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("$.mcpServers.a.startupTimeout"),
+            "{err}"
+        );
     }
 }

@@ -1,21 +1,23 @@
 //! Connecting to a configured server, and the elicitation answers the command line can give.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use anstream::eprintln;
 use anyhow::Context;
 use mcpclient::{
     BoxFuture, Client, ClientOptions, ElicitationAnswer, ElicitationHandler, ElicitationRequest,
-    Handlers, HttpTransport, StdioTransport, Tool,
+    Handlers, HttpTransport, StderrTail, StdioTransport, Tool, Transport,
 };
 use serde_json::{json, Value};
 
-use mcpx::config::{Server, Transport};
+use mcpx::config::{Server, Transport as Reach};
 
 /// How elicitation requests are answered during a call.
 #[derive(Debug, Clone)]
 pub(crate) enum Elicit {
-    /// With this content (`--elicit JSON`), once; invalid content is reported and cancelled.
+    /// With this content (`--elicit JSON`), once, fields it leaves out filled with the requested
+    /// schema's defaults; content that is then invalid is reported and cancelled.
     Answer(Value),
     /// Asked on the terminal, field by field.
     Prompt,
@@ -82,7 +84,7 @@ impl ElicitationHandler for CommandLineUser {
                     ElicitationAnswer::Cancel
                 } else {
                     *answered = true;
-                    ElicitationAnswer::Accept(content.clone())
+                    ElicitationAnswer::Accept(with_defaults(content, &request.requested_schema))
                 }
             }
         };
@@ -90,8 +92,56 @@ impl ElicitationHandler for CommandLineUser {
     }
 }
 
-/// A client connected to `server`, its tools listed and compiled.
-pub(crate) async fn connect(server: &Server, elicit: Elicit) -> anyhow::Result<Client> {
+/// `content` with each field it leaves out that has a `default` in the requested schema set to
+/// that default (SEP-1034), as a person at the prompt would see them pre-filled. Content that is
+/// not an object is left as it is, for the schema check to report.
+fn with_defaults(content: &Value, requested: &Value) -> Value {
+    let mut content = content.clone();
+    if let (Some(fields), Some(properties)) =
+        (content.as_object_mut(), requested["properties"].as_object())
+    {
+        for (name, field) in properties {
+            if let Some(default) = field.get("default") {
+                fields
+                    .entry(name.clone())
+                    .or_insert_with(|| default.clone());
+            }
+        }
+    }
+    content
+}
+
+/// Most lines of a failed server's stderr shown with its error.
+pub(crate) const MAX_SHOWN_STDERR_LINES: usize = 10;
+
+/// How long a failed server's stderr is given to arrive, checked every
+/// [`STDERR_SETTLE_STEP`]: it is read on a task of its own, a moment behind the end of stdout.
+const STDERR_SETTLE_STEPS: usize = 10;
+const STDERR_SETTLE_STEP: Duration = Duration::from_millis(50);
+
+/// Why a server could not be used: the error, and the last lines it wrote to stderr.
+#[derive(Debug)]
+pub(crate) struct StartFailure {
+    pub(crate) error: anyhow::Error,
+    /// At most [`MAX_SHOWN_STDERR_LINES`], oldest first.
+    pub(crate) stderr: Vec<String>,
+}
+
+impl std::fmt::Display for StartFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.error)?;
+        for line in &self.stderr {
+            write!(f, "\n  stderr: {line}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for StartFailure {}
+
+/// A client connected to `server`, its tools listed and compiled, within the server's
+/// `startupTimeout`.
+pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
     let options = ClientOptions {
         client_info: json!({"name": "mcpx", "version": env!("CARGO_PKG_VERSION")}),
         handlers: Handlers::default().elicitation(CommandLineUser {
@@ -101,24 +151,73 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> anyhow::Result<C
         ..ClientOptions::default()
     };
     let context = || format!("server '{}'", server.name);
-    let client = match &server.transport {
-        Transport::Stdio(command) => {
-            let transport = StdioTransport::spawn(command).with_context(context)?;
-            Client::connect_with(transport, options)
-                .await
-                .with_context(context)?
-                .0
+    let fail = |error: anyhow::Error| StartFailure {
+        error,
+        stderr: Vec::new(),
+    };
+    let (started, stderr) = match &server.transport {
+        Reach::Stdio(command) => {
+            let transport = StdioTransport::spawn(command)
+                .with_context(context)
+                .map_err(fail)?;
+            let stderr = transport.stderr();
+            (start(transport, options, server).await, Some(stderr))
         }
-        Transport::Http(config) => {
-            let transport = HttpTransport::new(config).with_context(context)?;
-            Client::connect_with(transport, options)
-                .await
-                .with_context(context)?
-                .0
+        Reach::Http(config) => {
+            let transport = HttpTransport::new(config)
+                .with_context(context)
+                .map_err(fail)?;
+            (start(transport, options, server).await, None)
         }
     };
-    client.list_tools().await.with_context(context)?;
-    Ok(client)
+    match started {
+        Ok(client) => Ok(client),
+        Err(error) => {
+            let stderr = match stderr {
+                Some(tail) => settled(&tail).await,
+                None => Vec::new(),
+            };
+            Err(StartFailure {
+                error: error.context(context()),
+                stderr,
+            })
+        }
+    }
+}
+
+/// The handshake and the first tool list, bounded by the server's `startupTimeout`.
+async fn start<T: Transport + 'static>(
+    transport: T,
+    options: ClientOptions,
+    server: &Server,
+) -> anyhow::Result<Client> {
+    let timeout = server.startup_timeout;
+    let started = async {
+        let (client, _events) = Client::connect_with(transport, options).await?;
+        client.list_tools().await?;
+        anyhow::Ok(client)
+    };
+    tokio::time::timeout(timeout, started).await.map_err(|_| {
+        anyhow::anyhow!(
+            "did not start and list its tools within {} s (its startupTimeout)",
+            timeout.as_secs_f64()
+        )
+    })?
+}
+
+/// The last [`MAX_SHOWN_STDERR_LINES`] of a failed server's stderr, once they stop changing.
+async fn settled(tail: &StderrTail) -> Vec<String> {
+    let mut lines = tail.lines();
+    for _ in 0..STDERR_SETTLE_STEPS {
+        tokio::time::sleep(STDERR_SETTLE_STEP).await;
+        let now = tail.lines();
+        if !now.is_empty() && now == lines {
+            break;
+        }
+        lines = now;
+    }
+    let skip = lines.len().saturating_sub(MAX_SHOWN_STDERR_LINES);
+    lines.split_off(skip)
 }
 
 /// The tool called `name` of the client's last list.
@@ -130,4 +229,22 @@ pub(crate) fn tool<'t>(tools: &'t [Tool], server: &str, name: &str) -> anyhow::R
             known.join(", ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn omitted_fields_take_their_defaults() {
+        let requested = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "note": {"type": "string"}}});
+        assert_eq!(
+            with_defaults(&json!({"age": 4}), &requested),
+            json!({"age": 4, "name": "John Doe"})
+        );
+        assert_eq!(with_defaults(&json!([1]), &requested), json!([1]));
+    }
 }

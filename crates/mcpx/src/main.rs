@@ -20,6 +20,7 @@ use anstream::eprintln;
 mod cli;
 mod commands;
 mod connect;
+mod fleet;
 mod input;
 mod output;
 mod prompt;

@@ -204,6 +204,23 @@ fn elicitation_is_answered_with_elicit_or_declined_without_a_terminal() {
         .assert()
         .code(0)
         .stdout("booked Luigi for 4 at 19:00\n");
+    // A field left out takes the requested schema's default (time: 19:00) ...
+    mcpx(&config)
+        .args(book)
+        .args(["--elicit", r#"{"party": 2}"#])
+        .assert()
+        .code(0)
+        .stdout("booked Luigi for 2 at 19:00\n");
+    // ... and one without a default stays out, for the check to report.
+    mcpx(&config)
+        .args(book)
+        .args(["--elicit", r#"{}"#])
+        .assert()
+        .code(0)
+        .stdout("not booked (cancel)\n")
+        .stderr(
+            "mcpx: --elicit does not match the requested schema: $: missing property 'party'\n",
+        );
     // Content that breaks the requested schema is never sent: the server hears a cancel.
     mcpx(&config)
         .args(book)

@@ -1,5 +1,6 @@
-//! Elicitation on a terminal: `mcpx call` in a pseudo-terminal, answering the demo server's
-//! `book-table` question field by field, with an invalid answer asked again.
+//! The command line on a terminal (a pseudo-terminal): elicitation, `mcpx call` answering the
+//! demo server's `book-table` question field by field, with an invalid answer asked again; and
+//! the live status lines of servers starting.
 
 use std::process::Command;
 
@@ -46,5 +47,33 @@ fn the_questions_are_asked_one_by_one_and_an_invalid_answer_is_asked_again() {
     session
         .exp_string("booked Luigi for 4 at 19:00, vegetarian")
         .unwrap();
+    session.exp_eof().unwrap();
+}
+
+#[test]
+fn servers_starting_show_a_status_line_each_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcpx.json");
+    let exe = env!("CARGO_BIN_EXE_mcpx");
+    // The slow one sleeps a second first, so that its line is drawn while it starts.
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"mcpServers": {{"quick": {{"command": "{exe}", "args": ["demo-server"]}},
+                "slow": {{"command": "sh", "args": ["-c", "sleep 1; exec {exe} demo-server"]}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let mut command = Command::new(exe);
+    command
+        .arg("--config")
+        .arg(&config)
+        .arg("servers")
+        .env("NO_COLOR", "1");
+    let mut session = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
+    session.exp_regex("slow +starting").unwrap();
+    session.exp_regex(r"slow +ok, 6 tools \(").unwrap();
+    session.exp_string("quick\tstdio\tok").unwrap();
+    session.exp_string("slow\tstdio\tok").unwrap();
     session.exp_eof().unwrap();
 }

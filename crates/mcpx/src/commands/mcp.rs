@@ -8,17 +8,19 @@ use std::process::ExitCode;
 use anstream::eprintln;
 use anyhow::Context;
 use base64::Engine;
-use mcpclient::{CallOptions, ClientError, RpcError, Tool};
+use mcpclient::{CallOptions, Client, ClientError, RpcError, Tool};
 use serde_json::{json, Value};
 
 use crate::cli::{EXIT_NO, EXIT_TROUBLE};
 use crate::connect::{connect, tool, Elicit};
+use crate::fleet::{start_all, Started};
 use crate::input::call_arguments;
 use crate::output::{print, style};
 use mcpx::config::{Config, Server};
+use mcpx::shape::Shape;
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
@@ -36,43 +38,48 @@ fn one_line(text: Option<&str>) -> String {
 /// `mcpx servers`: each server, whether it starts, its version and tools.
 pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
+    let chosen: Vec<&Server> = config.servers.iter().collect();
+    let started = rt.block_on(start_all(&chosen));
     let mut report = Vec::new();
-    let mut failed = false;
-    for server in &config.servers {
-        let row = rt.block_on(async {
-            match connect(server, Elicit::Decline).await {
-                Ok(client) => {
-                    let tools = client.tools();
-                    let failing = tools.iter().filter(|t| t.input_error().is_some() || t.output_error().is_some()).count();
-                    json!({"name": server.name, "transport": server.transport.kind(), "started": true,
-                        "protocolVersion": client.protocol_version(), "tools": tools.len(), "failingSchemas": failing})
-                }
-                Err(err) => json!({"name": server.name, "transport": server.transport.kind(), "started": false,
-                    "error": format!("{err:#}")}),
+    for Started { server, outcome } in &started {
+        let row = match outcome {
+            Ok(client) => {
+                let tools = client.tools();
+                let failing = tools
+                    .iter()
+                    .filter(|t| t.input_error().is_some() || t.output_error().is_some())
+                    .count();
+                json!({"name": server.name, "transport": server.transport.kind(), "started": true,
+                    "protocolVersion": client.protocol_version(), "tools": tools.len(), "failingSchemas": failing})
             }
-        });
-        failed |= row["started"] == false;
+            Err(failure) => {
+                json!({"name": server.name, "transport": server.transport.kind(), "started": false,
+                "error": format!("{:#}", failure.error), "stderr": failure.stderr})
+            }
+        };
         report.push(row);
     }
+    let failed = started.iter().any(|s| s.outcome.is_err());
     if json_out {
         print(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
         let mut out = String::new();
-        for row in &report {
+        for (row, Started { outcome, .. }) in report.iter().zip(&started) {
             let name = row["name"].as_str().unwrap_or_default();
             let kind = row["transport"].as_str().unwrap_or_default();
-            if row["started"] == true {
-                out.push_str(&format!(
+            match outcome {
+                Ok(_) => out.push_str(&format!(
                     "{name}\t{kind}\tok\t{}\t{} tools\t{} failing the policy\n",
                     row["protocolVersion"].as_str().unwrap_or_default(),
                     row["tools"],
                     row["failingSchemas"]
-                ));
-            } else {
-                out.push_str(&format!(
-                    "{name}\t{kind}\tfailed\t{}\n",
-                    row["error"].as_str().unwrap_or_default()
-                ));
+                )),
+                Err(failure) => {
+                    out.push_str(&format!("{name}\t{kind}\tfailed\t{:#}\n", failure.error));
+                    for line in &failure.stderr {
+                        out.push_str(&format!("  stderr: {line}\n"));
+                    }
+                }
             }
         }
         print(&out)?;
@@ -84,7 +91,38 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
     })
 }
 
-/// `mcpx tools [SERVER [TOOL]]`.
+/// The servers a command names (one, or all of the config), started; those that failed are
+/// reported on stderr. With one server named, its failure is the command's error.
+fn start_chosen<'c>(
+    rt: &tokio::runtime::Runtime,
+    config: &'c Config,
+    server: Option<&str>,
+) -> anyhow::Result<(Vec<(&'c Server, Client)>, bool)> {
+    let chosen: Vec<&Server> = match server {
+        Some(name) => vec![config.server(name)?],
+        None => config.servers.iter().collect(),
+    };
+    let mut clients = Vec::new();
+    let mut failed = false;
+    for Started {
+        server: started,
+        outcome,
+    } in rt.block_on(start_all(&chosen))
+    {
+        match outcome {
+            Ok(client) => clients.push((started, client)),
+            Err(failure) if server.is_some() => return Err(failure.into()),
+            Err(failure) => {
+                failed = true;
+                eprintln!("{}: {failure}", style::error("mcpx"));
+            }
+        }
+    }
+    Ok((clients, failed))
+}
+
+/// `mcpx tools [SERVER [TOOL]]`; without SERVER, exit 2 when a server failed to start (after
+/// listing the others).
 pub(crate) fn tools(
     config: &Config,
     server: Option<&str>,
@@ -92,14 +130,10 @@ pub(crate) fn tools(
     json_out: bool,
 ) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let chosen: Vec<&Server> = match server {
-        Some(name) => vec![config.server(name)?],
-        None => config.servers.iter().collect(),
-    };
+    let (started, failed) = start_chosen(&rt, config, server)?;
     let mut out = String::new();
     let mut raw = Vec::new();
-    for server in chosen {
-        let client = rt.block_on(connect(server, Elicit::Decline))?;
+    for (server, client) in started {
         let tools = client.tools();
         if let Some(name) = tool_name {
             let tool = tool(&tools, &server.name, name)?;
@@ -132,7 +166,11 @@ pub(crate) fn tools(
         out = format!("{}\n", serde_json::to_string_pretty(&raw)?);
     }
     print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed {
+        ExitCode::from(EXIT_TROUBLE)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// One tool's arguments as a table, and its output schema.
@@ -157,16 +195,7 @@ fn describe(tool: &Tool) -> String {
     ]];
     if let Some(properties) = input["properties"].as_object() {
         for (name, property) in properties {
-            let kind = match &property["type"] {
-                Value::String(t) => t.clone(),
-                Value::Array(ts) => ts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join("|"),
-                _ if property.get("enum").is_some() => "enum".to_owned(),
-                _ => "any".to_owned(),
-            };
+            let kind = Shape::of(input, Some(property)).label(input);
             let default = property
                 .get("default")
                 .map(Value::to_string)
@@ -408,17 +437,14 @@ fn save(dir: &Path, tool: &str, index: usize, mime: &str, bytes: &[u8]) -> anyho
     )
 }
 
-/// `mcpx lint [SERVER]`: every tool schema compiled under the policy; exit 1 on any problem.
+/// `mcpx lint [SERVER]`: every tool schema compiled under the policy; exit 1 on any problem,
+/// 2 when a server failed to start (after linting the others).
 pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let chosen: Vec<&Server> = match server {
-        Some(name) => vec![config.server(name)?],
-        None => config.servers.iter().collect(),
-    };
+    let (started, failed) = start_chosen(&rt, config, server)?;
     let mut out = String::new();
     let mut problems = 0;
-    for server in chosen {
-        let client = rt.block_on(connect(server, Elicit::Decline))?;
+    for (server, client) in started {
         for tool in client.tools().iter() {
             for (which, error) in [
                 ("inputSchema", tool.input_error()),
@@ -442,7 +468,9 @@ pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<Exit
         if problems == 1 { "" } else { "s" }
     ));
     print(&out)?;
-    Ok(if problems > 0 {
+    Ok(if failed {
+        ExitCode::from(EXIT_TROUBLE)
+    } else if problems > 0 {
         ExitCode::from(EXIT_NO)
     } else {
         ExitCode::SUCCESS

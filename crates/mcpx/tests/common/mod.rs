@@ -52,6 +52,22 @@ pub fn config(dir: &Path, demo_args: &[&str], extra: &str, gateway: &str) -> Pat
     path
 }
 
+/// `mcpx --config CONFIG ARGS`, expecting exit `code`: its stdout and stderr.
+pub fn run(config: &Path, args: &[&str], code: i32) -> (String, String) {
+    let out = assert_cmd::Command::new(MCPX)
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .assert()
+        .code(code)
+        .get_output()
+        .clone();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// What the demo server received and sent, checked frame by frame against the protocol
 /// schema; returns the transcript's entries.
 pub fn demo_transcript(dir: &Path, spec: &Spec) -> Vec<Value> {
