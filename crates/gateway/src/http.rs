@@ -52,8 +52,20 @@ pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8787";
 /// The largest request body accepted (the largest frame); 413 beyond.
 pub const MAX_BODY_BYTES: usize = MAX_FRAME_BYTES;
 
-/// The most sessions kept at once; a new one beyond it ends the one idle longest.
+/// The most sessions kept at once unless configured ([`HttpOptions::max_sessions`]). A new
+/// session beyond it first ends the sessions idle past their timeout; when none is, it is
+/// refused (503 with `Retry-After`): a session in use is never ended for another.
 pub const MAX_SESSIONS: usize = 1_024;
+
+/// How long a session may be idle (no request in flight, no request, no open GET stream)
+/// before it is ended, unless configured ([`HttpOptions::session_idle_timeout`]).
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The longest wait between two sweeps for idle sessions.
+const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The `Retry-After` of a refusal for overload (sessions full, requests in flight), in seconds.
+const RETRY_AFTER_SECONDS: &str = "1";
 
 /// How long open connections get to take their last answers once the front is stopping; then
 /// they are dropped.
@@ -69,12 +81,28 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// How the HTTP front admits clients.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// The bearer token every request must carry; required to listen beyond loopback.
     pub token: Option<String>,
     /// Origins allowed besides localhost ones (`https://app.example.com`).
     pub allowed_origins: Vec<String>,
+    /// The most sessions at once ([`MAX_SESSIONS`] unless configured).
+    pub max_sessions: usize,
+    /// How long a session may be idle before it ends ([`SESSION_IDLE_TIMEOUT`] unless
+    /// configured).
+    pub session_idle_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> HttpOptions {
+        HttpOptions {
+            token: None,
+            allowed_origins: Vec::new(),
+            max_sessions: MAX_SESSIONS,
+            session_idle_timeout: SESSION_IDLE_TIMEOUT,
+        }
+    }
 }
 
 /// Why the HTTP front cannot serve.
@@ -125,6 +153,14 @@ pub async fn serve_http(
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
     });
+    let sweeper = front.clone();
+    let sweeping = tokio::spawn(async move {
+        let every = (sweeper.options.session_idle_timeout / 4).min(MAX_SWEEP_INTERVAL);
+        loop {
+            tokio::time::sleep(every).await;
+            sweeper.end_idle();
+        }
+    });
     let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
     let stop = async move {
         shutdown.await;
@@ -145,6 +181,7 @@ pub async fn serve_http(
             tokio::time::sleep(DRAIN_GRACE).await;
         } => tracing::info!(grace = ?DRAIN_GRACE, "connections still open after the grace; dropped"),
     }
+    sweeping.abort();
     Ok(())
 }
 
@@ -267,6 +304,15 @@ impl IntoResponse for Refusal {
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        if matches!(
+            self.status,
+            StatusCode::SERVICE_UNAVAILABLE | StatusCode::TOO_MANY_REQUESTS
+        ) {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(RETRY_AFTER_SECONDS),
+            );
+        }
         response
     }
 }
@@ -374,6 +420,33 @@ impl Front {
         }
     }
 
+    /// Ends the sessions idle past [`HttpOptions::session_idle_timeout`]: no request in flight,
+    /// none for that long, no open GET stream.
+    fn end_idle(&self) {
+        let timeout = self.options.session_idle_timeout;
+        let idle: Vec<Arc<HttpSession>> = {
+            let mut sessions = lock(&self.sessions);
+            let ids: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| {
+                    lock(&s.last_used).elapsed() >= timeout
+                        && s.session.requests_in_flight() == 0
+                        && !lock(&s.streams.standalone)
+                            .as_ref()
+                            .is_some_and(|g| !g.is_closed())
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        if !idle.is_empty() {
+            tracing::info!(ended = idle.len(), ?timeout, "idle sessions ended");
+        }
+        for session in idle {
+            self.gateway.close_session(&session.session);
+        }
+    }
+
     /// Origin (every one given), Host (on loopback), then token: 403 or 401.
     fn admit(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         for origin in headers.get_all(header::ORIGIN) {
@@ -461,22 +534,25 @@ impl Front {
             streams,
             last_used: Mutex::new(Instant::now()),
         });
-        let evicted = {
+        if lock(&self.sessions).len() >= self.options.max_sessions {
+            self.end_idle();
+        }
+        {
             let mut sessions = lock(&self.sessions);
-            let evicted = if sessions.len() >= MAX_SESSIONS {
-                let oldest = sessions
-                    .iter()
-                    .min_by_key(|(_, s)| *lock(&s.last_used))
-                    .map(|(id, _)| id.clone());
-                oldest.and_then(|id| sessions.remove(&id))
-            } else {
-                None
-            };
+            if sessions.len() >= self.options.max_sessions {
+                drop(sessions);
+                self.gateway.close_session(&session.session);
+                self.refusals
+                    .note("a new session (the session table is full)");
+                return Err(Refusal::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the gateway holds {} sessions, its most, and none is idle; try again later",
+                        self.options.max_sessions
+                    ),
+                ));
+            }
             sessions.insert(id.clone(), session.clone());
-            evicted
-        };
-        if let Some(evicted) = evicted {
-            self.gateway.close_session(&evicted.session);
         }
         Ok((id, session))
     }
@@ -545,16 +621,12 @@ impl Front {
         };
         if !ids.is_empty() && !session.session.has_room_for_a_request() {
             self.refusals.note("too many requests in flight");
-            let mut refused = Refusal::new(
+            return Refusal::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("too many requests in flight (at most {MAX_REQUESTS_IN_FLIGHT}); wait for answers"),
             )
             .for_request(&ids[0])
             .into_response();
-            refused
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return refused;
         }
         if ids.is_empty() {
             // Notifications and responses only: taken, nothing to answer.

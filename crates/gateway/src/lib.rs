@@ -29,7 +29,7 @@ mod upstream;
 pub use gateway::Gateway;
 pub use http::{
     serve_http, HttpError, HttpOptions, DEFAULT_HTTP_ADDR, DRAIN_GRACE, KEEP_ALIVE, MAX_BODY_BYTES,
-    MAX_SESSIONS, MCP_PATH,
+    MAX_SESSIONS, MCP_PATH, SESSION_IDLE_TIMEOUT,
 };
 pub use naming::{exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{

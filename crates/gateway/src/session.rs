@@ -228,6 +228,11 @@ impl Session {
         wait_until(&self.ended, || self.has_room_for_a_request()).await;
     }
 
+    /// How many requests of this session are in flight.
+    pub fn requests_in_flight(&self) -> usize {
+        lock(&self.in_flight).len()
+    }
+
     /// Whether fewer than [`MAX_REQUESTS_IN_FLIGHT`] requests are in flight.
     pub(crate) fn has_room_for_a_request(&self) -> bool {
         lock(&self.in_flight).len() < MAX_REQUESTS_IN_FLIGHT

@@ -314,7 +314,10 @@ impl HttpSink {
             }
             (Some("notifications/initialized"), None) => {
                 self.shared.exchange(frame.clone(), None).await;
-                self.shared.open_get_stream();
+                // What the server sends on the GET stream (a question during the first call,
+                // say) is lost if the stream is not there yet: the next frame waits for it.
+                let opened = self.shared.open_get_stream();
+                let _ = tokio::time::timeout(ACK_TIMEOUT, opened).await;
             }
             // Notifications and responses: the server only acknowledges them.
             _ => {
@@ -801,29 +804,38 @@ impl Shared {
     }
 
     /// Opens the GET stream of the current session, once.
-    fn open_get_stream(self: &Arc<Self>) {
+    /// Opens the GET stream unless it is open; the receiver completes once the server has
+    /// answered the first GET (with a stream, a refusal, or a failure).
+    fn open_get_stream(self: &Arc<Self>) -> tokio::sync::oneshot::Receiver<()> {
+        let (opened, answered) = tokio::sync::oneshot::channel();
         let generation = {
             let mut s = self.session();
             if s.get_stream_open {
-                return;
+                return answered;
             }
             s.get_stream_open = true;
             s.generation
         };
         let shared = self.clone();
-        self.spawn(async move { shared.listen(generation).await });
+        self.spawn(async move { shared.listen(generation, opened).await });
+        answered
     }
 
     /// Reads the GET stream while the session lasts, reopening it after the server's `retry`
-    /// delay when it ends.
-    async fn listen(self: Arc<Self>, generation: u64) {
+    /// delay when it ends. `opened` is told when the first GET is answered.
+    async fn listen(self: Arc<Self>, generation: u64, opened: tokio::sync::oneshot::Sender<()>) {
         let mut reply = Reply::default();
         let mut idle = 0;
+        let mut opened = Some(opened);
         loop {
             if self.session().generation != generation {
                 return;
             }
-            match self.resume(reply.last_event_id.clone().as_deref()).await {
+            let answered = self.resume(reply.last_event_id.clone().as_deref()).await;
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            match answered {
                 Ok(response) => {
                     if self.pump(response, &mut reply).await.progressed {
                         idle = 0;

@@ -49,12 +49,16 @@ impl Server {
 }
 
 /// The `gateway` section: what `mcpx serve` does besides serving.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct GatewaySection {
     /// What the gateway answers to arguments its schema rejects.
     pub invalid_arguments: InvalidArguments,
     /// Origins the HTTP front accepts besides its own.
     pub allowed_origins: Vec<String>,
+    /// Sessions the HTTP front holds at once.
+    pub max_sessions: usize,
+    /// How long an HTTP session may be idle before it ends.
+    pub session_idle_timeout: Duration,
 }
 
 /// The servers of a config file, in the file's order.
@@ -170,6 +174,21 @@ pub fn parse(
             _ => InvalidArguments::Error,
         },
         allowed_origins: strings(section.and_then(|g| g.get("allowedOrigins"))),
+        // The schema bounds both, so the conversions cannot fail.
+        max_sessions: section
+            .and_then(|g| g.get("maxSessions"))
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(mcpgateway::MAX_SESSIONS),
+        session_idle_timeout: match section
+            .and_then(|g| g.get("sessionIdleTimeout"))
+            .and_then(Value::as_f64)
+        {
+            Some(seconds) => {
+                Duration::try_from_secs_f64(seconds).context("gateway.sessionIdleTimeout")?
+            }
+            None => mcpgateway::SESSION_IDLE_TIMEOUT,
+        },
     };
     Ok((servers, gateway))
 }

@@ -228,3 +228,78 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
         "servers left running: {left:?}"
     );
 }
+
+/// A full session table refuses new sessions (503 with `Retry-After`) instead of ending one in
+/// use; sessions idle past their timeout make room. Before, each new session past 1,024 ended
+/// the one idle longest, a session with a call in flight included.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = r#"{"maxSessions": 3, "sessionIdleTimeout": 1}"#;
+    let peer = common::serve_http(&config(dir.path(), &["--faults"], "", gateway)).await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<&str>, body: Value| {
+        let mut request = http
+            .post(&peer.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "table", "version": "0"}}});
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let opened = post(None, initialize.clone()).await.unwrap();
+        assert_eq!(opened.status(), 200);
+        sessions.push(
+            opened.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    // The first session has a call in flight for longer than the idle timeout.
+    let busy = sessions[0].clone();
+    let call = post(
+        Some(&busy),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "demo__slow", "arguments": {"ms": 3000}}}),
+    );
+    let call = tokio::spawn(async move { call.await.unwrap().text().await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let refused = post(None, initialize.clone()).await.unwrap();
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "1");
+
+    // Once the two others are idle past the timeout, new sessions take their places; a flood of
+    // new sessions never ends the busy one.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut opened = 0;
+    for _ in 0..50 {
+        if post(None, initialize.clone()).await.unwrap().status() == 200 {
+            opened += 1;
+        }
+    }
+    assert_eq!(opened, 2, "the two idle sessions' places, and no more");
+    let answer = call.await.unwrap();
+    assert!(
+        answer.contains(r#""id":1"#) && answer.contains("slept"),
+        "{answer}"
+    );
+    let still = post(
+        Some(&busy),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(still.status(), 200);
+}

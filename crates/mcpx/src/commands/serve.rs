@@ -129,6 +129,8 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                 let http = HttpOptions {
                     token: serve.token.clone(),
                     allowed_origins: config.gateway.allowed_origins.clone(),
+                    max_sessions: config.gateway.max_sessions,
+                    session_idle_timeout: config.gateway.session_idle_timeout,
                 };
                 mcpgateway::serve_http(gateway.clone(), listener, http, stop_signal())
                     .await
