@@ -431,9 +431,9 @@ impl Front {
                 .filter(|(_, s)| {
                     lock(&s.last_used).elapsed() >= timeout
                         && s.session.requests_in_flight() == 0
-                        && !lock(&s.streams.standalone)
+                        && lock(&s.streams.standalone)
                             .as_ref()
-                            .is_some_and(|g| !g.is_closed())
+                            .is_none_or(|g| g.is_closed())
                 })
                 .map(|(id, _)| id.clone())
                 .collect();
