@@ -20,16 +20,28 @@ use mcpclient::{
 use serde_json::{json, Value};
 
 use crate::gateway::Inner;
+use crate::Session;
 
 #[derive(Clone)]
 pub(crate) struct Bridge {
     gateway: Weak<Inner>,
     upstream: usize,
+    /// The one session a per-session connection belongs to: everything it asks is that
+    /// session's.
+    session: Option<Weak<Session>>,
 }
 
 impl Bridge {
-    pub(crate) fn new(gateway: Weak<Inner>, upstream: usize) -> Bridge {
-        Bridge { gateway, upstream }
+    pub(crate) fn new(
+        gateway: Weak<Inner>,
+        upstream: usize,
+        session: Option<Weak<Session>>,
+    ) -> Bridge {
+        Bridge {
+            gateway,
+            upstream,
+            session,
+        }
     }
 
     /// Asks the right client `method` with `params`; why nobody was asked, when no client
@@ -44,7 +56,16 @@ impl Bridge {
         let Some(gateway) = self.gateway.upgrade() else {
             return Err(NoAsker::Undeclared);
         };
-        let asked = gateway.asker(self.upstream, capability, during);
+        let asked = match &self.session {
+            Some(own) => match own.upgrade() {
+                Some(session) if session.declares(capability) => {
+                    let related = session.newest_call_to(self.upstream).map(|(_, id)| id);
+                    Ok((session, related))
+                }
+                _ => Err(NoAsker::Undeclared),
+            },
+            None => gateway.asker(self.upstream, capability, during),
+        };
         let (session, related) = match asked {
             Ok(asked) => asked,
             Err(why) => {

@@ -21,6 +21,7 @@ use tokio::task::AbortHandle;
 
 use crate::bridge::{Asked, NoAsker};
 use crate::catalog::{changes, Catalog};
+use crate::isolated::Instances;
 use crate::ratelog::RateLimitedLog;
 use crate::upstream::{self, State, Upstream};
 use crate::{GatewayOptions, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT, START_TIMEOUT};
@@ -53,6 +54,8 @@ pub(crate) struct Inner {
     pub(crate) scoped: tokio::sync::Mutex<()>,
     /// The log level last sent to the servers (an index into the MCP levels).
     pub(crate) applied_level: Mutex<Option<usize>>,
+    /// The connections of per-session servers, by session.
+    pub(crate) instances: Instances,
 }
 
 /// A call registered under its tag while it is in flight upstream.
@@ -111,6 +114,7 @@ impl Gateway {
             refusals: RateLimitedLog::new("a request refused"),
             scoped: tokio::sync::Mutex::new(()),
             applied_level: Mutex::default(),
+            instances: Instances::default(),
         });
         for upstream in &inner.upstreams {
             if upstream.starts_eagerly(inner.options.lazy) {
@@ -133,6 +137,7 @@ impl Gateway {
     /// only it had end upstream.
     pub fn close_session(&self, session: &Arc<Session>) {
         session.close();
+        self.inner.close_instances(session);
         lock(&self.inner.sessions)
             .retain(|s| s.strong_count() > 0 && !s.ptr_eq(&Arc::downgrade(session)));
         let gone = session.take_subscriptions();
@@ -293,7 +298,7 @@ impl Inner {
     pub(crate) fn upstream_options(self: &Arc<Self>, index: usize) -> ClientOptions {
         ClientOptions {
             client_info: json!({"name": "mcpx-gateway", "version": env!("CARGO_PKG_VERSION")}),
-            handlers: upstream::handlers(Arc::downgrade(self), index),
+            handlers: upstream::handlers(Arc::downgrade(self), index, None),
             timeout: self.options.timeout,
         }
     }

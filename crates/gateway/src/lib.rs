@@ -18,6 +18,7 @@ mod bridge;
 mod catalog;
 mod gateway;
 mod http;
+mod isolated;
 mod naming;
 mod options;
 mod ratelog;
@@ -33,8 +34,8 @@ pub use http::{
 };
 pub use naming::{exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
-    GatewayOptions, InvalidArguments, UpstreamConfig, UpstreamTransport, INITIAL_BACKOFF,
-    MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
+    GatewayOptions, InvalidArguments, Isolation, UpstreamConfig, UpstreamTransport,
+    INITIAL_BACKOFF, MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
 };
 pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};

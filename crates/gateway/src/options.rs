@@ -52,6 +52,24 @@ pub struct UpstreamConfig {
     pub transport: UpstreamTransport,
     /// Which of its tools are exposed (`allowTools`/`denyTools`).
     pub tools: ToolFilter,
+    /// Whether its clients share one connection to it (`isolation`).
+    pub isolation: Isolation,
+}
+
+/// Whether the gateway's clients share a server (`"isolation"` in its config entry).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// One connection (for stdio: one process) for every session. A question the server asks
+    /// goes to the session whose call caused it when that can be told, and is declined
+    /// otherwise. The default: most servers never ask, and a process per client would multiply
+    /// their cost for nothing.
+    #[default]
+    Shared,
+    /// A connection (process) of its own for each client session, started on the session's
+    /// first call to it and stopped when the session ends: what it asks, logs and updates can
+    /// only be that session's. For servers that ask questions (elicitation, sampling) or keep
+    /// per-client state. The gateway keeps one more connection for listing what it offers.
+    PerSession,
 }
 
 /// How arguments that violate a tool's `inputSchema` are answered (nothing is sent upstream

@@ -23,7 +23,7 @@ use crate::catalog::Route;
 use crate::gateway::{error, lock, raw, Answer, Inner};
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::State;
-use crate::{InvalidArguments, Session};
+use crate::{InvalidArguments, Isolation, Session};
 
 /// The level a session that never chose one gets once another session has chosen: what servers
 /// send by default would otherwise change under it.
@@ -161,6 +161,23 @@ impl Inner {
                 };
                 session.set_log_level(index);
                 self.apply_log_level().await;
+                for (upstream, running) in self.instances.of(session) {
+                    if running
+                        .client
+                        .server_capabilities()
+                        .get("logging")
+                        .is_some()
+                    {
+                        let params = json!({"level": level});
+                        if let Err(error) = running
+                            .client
+                            .request(method, Some(params), CallOptions::default())
+                            .await
+                        {
+                            tracing::warn!(server = self.upstream_name(upstream), %error, "logging/setLevel failed");
+                        }
+                    }
+                }
                 Ok(raw(&json!({})))
             }
             other => Err(error(-32601, format!("method not found: {other}"))),
@@ -194,14 +211,14 @@ impl Inner {
     /// Sends `session`'s request `id` to server `index` with `params` as they are; its
     /// result's exact text comes back.
     async fn pass(
-        &self,
+        self: &Arc<Self>,
         session: &Arc<Session>,
         id: &str,
         index: usize,
         method: &str,
         params: Box<RawValue>,
     ) -> Answer {
-        let running = self.running(index).await?;
+        let running = self.connection_for(session, index).await?;
         session.calls(id, index);
         let tagged = self.tag(session, id);
         let options = CallOptions {
@@ -269,7 +286,7 @@ impl Inner {
             ));
         };
         let route = self.route_tool(&exposed).await?;
-        let running = self.running(route.upstream).await?;
+        let running = self.connection_for(session, route.upstream).await?;
         session.calls(id, route.upstream);
         let tagged = self.tag(session, id);
         let token: Option<Value> = params
@@ -361,10 +378,13 @@ impl Inner {
         };
         let upstream = self.route_resource(&uri).await?;
         let _in_order = self.scoped.lock().await;
-        let others = self
-            .sessions()
-            .iter()
-            .any(|s| !Arc::ptr_eq(s, session) && s.subscribed(upstream, &uri));
+        // A per-session server's connection is this session's alone: nobody else to count.
+        let shared = self.upstreams[upstream].config.isolation == Isolation::Shared;
+        let others = shared
+            && self
+                .sessions()
+                .iter()
+                .any(|s| !Arc::ptr_eq(s, session) && s.subscribed(upstream, &uri));
         let subscribing = method == "resources/subscribe";
         let mine = session.subscribed(upstream, &uri);
         if subscribing && !mine && !others {

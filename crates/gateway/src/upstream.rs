@@ -202,7 +202,7 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, gateway: Weak<Inner>) {
 }
 
 /// Connects, and lists what the server offers.
-async fn start(
+pub(crate) async fn start(
     config: &UpstreamConfig,
     options: ClientOptions,
 ) -> Result<(Running, mpsc::Receiver<Event>), String> {
@@ -317,9 +317,14 @@ async fn watch_events(
     "the gateway stopped".to_owned()
 }
 
-/// The handlers a server's client gets: what the server asks goes to the gateway's clients.
-pub(crate) fn handlers(gateway: Weak<Inner>, index: usize) -> mcpclient::Handlers {
-    let bridge = Bridge::new(gateway, index);
+/// The handlers a server's client gets: what the server asks goes to the gateway's clients
+/// (to `session` alone, for a connection of its own).
+pub(crate) fn handlers(
+    gateway: Weak<Inner>,
+    index: usize,
+    session: Option<Weak<crate::Session>>,
+) -> mcpclient::Handlers {
+    let bridge = Bridge::new(gateway, index, session);
     mcpclient::Handlers::default()
         .elicitation(bridge.clone())
         .sampling(bridge.clone())

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use mcpclient::{HttpConfig, StdioCommand};
-use mcpgateway::{InvalidArguments, ToolFilter, UpstreamConfig};
+use mcpgateway::{InvalidArguments, Isolation, ToolFilter, UpstreamConfig};
 use schemaval::Schema;
 use serde_json::Value;
 
@@ -35,6 +35,8 @@ pub struct Server {
     /// How long the command line waits for it to start, answer `initialize` and list its
     /// tools: `startupTimeout` (seconds), else [`mcpgateway::START_TIMEOUT`].
     pub startup_timeout: Duration,
+    /// `isolation`: whether the gateway's sessions share it.
+    pub isolation: Isolation,
 }
 
 impl Server {
@@ -44,6 +46,7 @@ impl Server {
             name: self.name.clone(),
             transport: self.transport.clone(),
             tools: self.tools.clone(),
+            isolation: self.isolation,
         }
     }
 }
@@ -154,6 +157,10 @@ pub fn parse(
                 tools: ToolFilter {
                     allow: strings(entry.get("allowTools")),
                     deny: strings(entry.get("denyTools")),
+                },
+                isolation: match entry.get("isolation").and_then(Value::as_str) {
+                    Some("per-session") => Isolation::PerSession,
+                    _ => Isolation::Shared,
                 },
                 startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
                     // The schema bounds it, so the conversion cannot fail.

@@ -338,3 +338,47 @@ async fn subscriptions_and_log_levels_belong_to_their_session() {
     assert!(logged(&mut b_events, "error", NOTIFICATION_WAIT).await);
     assert!(logged(&mut a_events, "error", NOTIFICATION_WAIT).await);
 }
+
+/// With `"isolation": "per-session"`, a stdio server that asks questions gets a process per
+/// session: many eliciting and sampling calls from two clients at once, each answered by its
+/// own caller; a session's process stops when the session ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_per_session_server_asks_each_session_only_its_own_questions() {
+    let (Some(_), Some(python)) = (spec(), python()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A copy of its own, so that its processes are told apart from other tests'.
+    let script = dir.path().join("python_peer.py").display().to_string();
+    std::fs::copy(peer_file("python_peer.py"), &script).unwrap();
+    let extra = json!({"pys": {"command": python, "args": [&script, "stdio"],
+        "isolation": "per-session"}})
+    .to_string();
+    let gateway = gateway(dir.path(), &extra[1..extra.len() - 1]).await;
+    let (a, user_a) = client(&gateway, "alice").await;
+    let (b, user_b) = client(&gateway, "bob").await;
+    tokio::join!(
+        ask_many(&a, &user_a, "pys__"),
+        ask_many(&b, &user_b, "pys__")
+    );
+    assert_eq!(user_a.asked.load(Ordering::SeqCst), 2 * CALLS);
+    assert_eq!(user_b.asked.load(Ordering::SeqCst), 2 * CALLS);
+    let running = || {
+        common::processes_with(&script)
+            .iter()
+            .filter(|(_, state)| !state.starts_with('Z'))
+            .count()
+    };
+    // The gateway's own connection for its lists, and one per session.
+    assert_eq!(running(), 3);
+    a.close().await;
+    let mut left = running();
+    for _ in 0..100 {
+        if left == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        left = running();
+    }
+    assert_eq!(left, 2, "alice's process stops with her session");
+}
