@@ -52,11 +52,10 @@ impl Catalog {
             let Some(running) = upstream.running() else {
                 continue;
             };
-            let server = upstream.name();
             for tool in running.client.tools().iter() {
                 if upstream.config.tools.admits(tool.name()) {
                     let raw = tool.raw().clone();
-                    catalog.add_named(raw, server, upstream.index, Kind::Tool);
+                    catalog.add_named(raw, upstreams, upstream, Kind::Tool);
                 }
             }
             let lists = running
@@ -65,7 +64,7 @@ impl Catalog {
                 .unwrap_or_else(|p| p.into_inner())
                 .clone();
             for prompt in lists.prompts {
-                catalog.add_named(prompt, server, upstream.index, Kind::Prompt);
+                catalog.add_named(prompt, upstreams, upstream, Kind::Prompt);
             }
             for resource in lists.resources {
                 if let Some(uri) = resource.get("uri").and_then(Value::as_str) {
@@ -87,27 +86,43 @@ impl Catalog {
         catalog
     }
 
-    fn add_named(&mut self, mut raw: Value, server: &str, upstream: usize, kind: Kind) {
+    /// Adds a tool or prompt of `upstream` under its exposed name. Two that map to one name (two
+    /// servers with the same prefix, an empty one say) are a configuration error: the first
+    /// listed keeps the name, and the log names both servers.
+    fn add_named(
+        &mut self,
+        mut raw: Value,
+        upstreams: &[std::sync::Arc<Upstream>],
+        upstream: &Upstream,
+        kind: Kind,
+    ) {
         let Some(name) = raw.get("name").and_then(Value::as_str).map(str::to_owned) else {
             return;
         };
-        let exposed = exposed_name(server, &name);
+        let exposed = exposed_name(&upstream.config.prefix, &name);
         let (list, routes) = match kind {
             Kind::Tool => (&mut self.tools, &mut self.tool_routes),
             Kind::Prompt => (&mut self.prompts, &mut self.prompt_routes),
         };
-        if routes.contains_key(&exposed) {
-            tracing::warn!(
-                server,
-                name,
+        if let Some(first) = routes.get(&exposed) {
+            let first_server = upstreams.get(first.upstream).map_or("?", |u| u.name());
+            tracing::error!(
                 exposed,
-                "two names map to one exposed name; the second is not exposed"
+                first = format!("{first_server}: {}", first.name),
+                second = format!("{}: {name}", upstream.name()),
+                "two servers' names map to one exposed name; the second is not exposed (give one of them another \"prefix\")"
             );
             return;
         }
         raw["name"] = Value::String(exposed.clone());
         list.push(raw);
-        routes.insert(exposed, Route { upstream, name });
+        routes.insert(
+            exposed,
+            Route {
+                upstream: upstream.index,
+                name,
+            },
+        );
     }
 
     /// The server of a resource URI: the one that listed it, else the one whose template's

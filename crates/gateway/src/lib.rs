@@ -32,7 +32,7 @@ pub use http::{
     serve_http, HttpError, HttpOptions, DEFAULT_HTTP_ADDR, DRAIN_GRACE, KEEP_ALIVE, MAX_BODY_BYTES,
     MAX_SESSIONS, MCP_PATH, SESSION_IDLE_TIMEOUT,
 };
-pub use naming::{exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
+pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
     GatewayOptions, InvalidArguments, Isolation, UpstreamConfig, UpstreamTransport,
     INITIAL_BACKOFF, MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,

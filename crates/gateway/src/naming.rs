@@ -12,9 +12,16 @@ pub const SEPARATOR: &str = "__";
 /// Hex digits of the hash that ends a shortened name.
 const HASH_DIGITS: usize = 8;
 
-/// The name a server's tool or prompt is exposed under.
-pub fn exposed_name(server: &str, name: &str) -> String {
-    let full = format!("{server}{SEPARATOR}{name}");
+/// The prefix of a server's exposed names unless its config says otherwise: `SERVER__`.
+pub fn default_prefix(server: &str) -> String {
+    format!("{server}{SEPARATOR}")
+}
+
+/// The name a tool or prompt is exposed under: `prefix` (the server's, [`default_prefix`]
+/// unless configured; empty exposes names as they are) and its name, shortened past
+/// [`MAX_EXPOSED_NAME`] bytes.
+pub fn exposed_name(prefix: &str, name: &str) -> String {
+    let full = format!("{prefix}{name}");
     if full.len() <= MAX_EXPOSED_NAME {
         return full;
     }
@@ -93,19 +100,19 @@ mod tests {
 
     #[test]
     fn short_names_are_joined_and_long_ones_shortened_stably() {
-        assert_eq!(exposed_name("demo", "get-sum"), "demo__get-sum");
+        assert_eq!(exposed_name("demo__", "get-sum"), "demo__get-sum");
         let long = "a_tool_with_a_name_that_goes_on_and_on_well_past_the_limit";
-        let name = exposed_name("github", long);
+        let name = exposed_name("github__", long);
         assert_eq!(name.len(), MAX_EXPOSED_NAME);
         assert!(name.starts_with("github__a_tool_with"), "{name}");
         // Pinned: the mapping must not change between builds or restarts.
-        assert_eq!(name, exposed_name("github", long));
+        assert_eq!(name, exposed_name("github__", long));
         assert_eq!(
             name,
             "github__a_tool_with_a_name_that_goes_on_and_on_well_pas_a763c05f"
         );
-        assert_ne!(name, exposed_name("github", &format!("{long}2")));
-        let multibyte = exposed_name("s", &"é".repeat(40));
+        assert_ne!(name, exposed_name("github__", &format!("{long}2")));
+        let multibyte = exposed_name("s__", &"é".repeat(40));
         assert!(multibyte.len() <= MAX_EXPOSED_NAME);
     }
 

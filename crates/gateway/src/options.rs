@@ -54,6 +54,9 @@ pub struct UpstreamConfig {
     pub tools: ToolFilter,
     /// Whether its clients share one connection to it (`isolation`).
     pub isolation: Isolation,
+    /// What its tools' and prompts' exposed names start with (`prefix`; `SERVER__` unless
+    /// configured, and empty to expose them as they are).
+    pub prefix: String,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).

@@ -260,11 +260,10 @@ impl Inner {
     /// Why `exposed` names no tool: with the state of the server its name points to, when that
     /// server is not running (its tools are not known then).
     fn unknown_tool(&self, exposed: &str) -> String {
-        let owner = self.upstreams.iter().find(|u| {
-            exposed
-                .strip_prefix(u.name())
-                .is_some_and(|rest| rest.starts_with(crate::SEPARATOR))
-        });
+        let owner = self
+            .upstreams
+            .iter()
+            .find(|u| !u.config.prefix.is_empty() && exposed.starts_with(&u.config.prefix));
         match owner {
             Some(upstream) if upstream.running().is_none() => {
                 format!("unknown tool '{exposed}': {}", upstream.unavailable())

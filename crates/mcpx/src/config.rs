@@ -37,6 +37,8 @@ pub struct Server {
     pub startup_timeout: Duration,
     /// `isolation`: whether the gateway's sessions share it.
     pub isolation: Isolation,
+    /// `prefix`: what its exposed names start with (`NAME__` unless given).
+    pub prefix: String,
 }
 
 impl Server {
@@ -47,6 +49,7 @@ impl Server {
             transport: self.transport.clone(),
             tools: self.tools.clone(),
             isolation: self.isolation,
+            prefix: self.prefix.clone(),
         }
     }
 }
@@ -158,6 +161,10 @@ pub fn parse(
                     allow: strings(entry.get("allowTools")),
                     deny: strings(entry.get("denyTools")),
                 },
+                prefix: match entry.get("prefix").and_then(Value::as_str) {
+                    Some(prefix) => prefix.to_owned(),
+                    None => mcpgateway::default_prefix(name),
+                },
                 isolation: match entry.get("isolation").and_then(Value::as_str) {
                     Some("per-session") => Isolation::PerSession,
                     _ => Isolation::Shared,
@@ -169,6 +176,19 @@ pub fn parse(
                     None => mcpgateway::START_TIMEOUT,
                 },
             });
+        }
+    }
+    for (i, server) in servers.iter().enumerate() {
+        let same = servers[..i]
+            .iter()
+            .find(|s| !server.prefix.is_empty() && s.prefix == server.prefix);
+        if let Some(first) = same {
+            bail!(
+                "servers '{}' and '{}' have the same prefix '{}': their names would collide in the gateway",
+                first.name,
+                server.name,
+                server.prefix
+            );
         }
     }
     let section = value.get("gateway");
@@ -317,6 +337,24 @@ mod tests {
         assert_eq!(
             b.headers,
             [("Authorization".to_owned(), "Bearer s3cret".to_owned())]
+        );
+    }
+
+    #[test]
+    fn prefixes_and_isolation() {
+        let text = r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "prefix": "", "isolation": "per-session"}},
+            "gateway": {"maxSessions": 8, "sessionIdleTimeout": 2.5}}"#;
+        let (servers, gateway) = parse(text, &env).unwrap();
+        assert_eq!(servers[0].prefix, "a__");
+        assert_eq!(servers[0].isolation, Isolation::Shared);
+        assert_eq!(servers[1].prefix, "");
+        assert_eq!(servers[1].isolation, Isolation::PerSession);
+        assert_eq!(gateway.max_sessions, 8);
+        assert_eq!(gateway.session_idle_timeout, Duration::from_millis(2500));
+        let same = r#"{"mcpServers": {"a": {"command": "x", "prefix": "p_"}, "b": {"command": "y", "prefix": "p_"}}}"#;
+        assert_eq!(
+            parse(same, &env).unwrap_err().to_string(),
+            "servers 'a' and 'b' have the same prefix 'p_': their names would collide in the gateway"
         );
     }
 

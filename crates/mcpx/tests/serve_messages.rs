@@ -317,3 +317,38 @@ async fn the_http_front_answers_with_the_id_and_checks_every_origin_and_the_host
         .unwrap();
     assert_eq!(rebound.status(), 403);
 }
+
+/// `prefix` per server: `""` exposes names as they are; two servers whose names then collide
+/// keep the first listed, and the log names both.
+#[tokio::test(flavor = "multi_thread")]
+async fn prefixes_expose_names_as_configured_and_collisions_name_both_servers() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(
+        r#""a": {{"command": "{mcpx}", "args": ["demo-server"], "prefix": ""}},
+            "b": {{"command": "{mcpx}", "args": ["demo-server"], "prefix": ""}},
+            "c": {{"command": "{mcpx}", "args": ["demo-server"], "prefix": "c-"}}"#,
+        mcpx = common::MCPX
+    );
+    let config = config(dir.path(), &[], &extra, "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let names = client.tool_names().await;
+    for name in ["demo__get-sum", "get-sum", "c-get-sum"] {
+        assert_eq!(
+            names.iter().filter(|n| *n == name).count(),
+            1,
+            "{name}: {names:?}"
+        );
+    }
+    let summed = client.call("get-sum", json!({"a": 1, "b": 2})).await;
+    assert_eq!(
+        summed.value().unwrap()["result"]["structuredContent"]["sum"],
+        3
+    );
+    let log = client.log();
+    assert!(
+        log.contains("two servers' names map to one exposed name")
+            && (log.contains("a: get-sum") && log.contains("b: get-sum")),
+        "{log}"
+    );
+}
