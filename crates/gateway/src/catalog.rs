@@ -15,6 +15,9 @@ pub(crate) struct Route {
     pub(crate) upstream: usize,
     /// Its name on that server.
     pub(crate) name: String,
+    /// The server did not list it (see the gateway's unlisted routes): there is no schema to
+    /// check its arguments against.
+    pub(crate) unlisted: bool,
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -121,6 +124,7 @@ impl Catalog {
             Route {
                 upstream: upstream.index,
                 name,
+                unlisted: false,
             },
         );
     }

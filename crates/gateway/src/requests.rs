@@ -197,15 +197,28 @@ impl Inner {
             .ok_or_else(|| error(-32602, format!("unknown prompt '{name}'")))
     }
 
+    /// The server of resource `uri`: the one that listed it or a template that matches it;
+    /// else, when exactly one running server offers resources, that one (a server may serve
+    /// URIs it does not list), which then answers for itself.
     async fn route_resource(self: &Arc<Self>, uri: &str) -> Result<usize, Value> {
         if let Some(upstream) = self.catalog().resource_server(uri) {
             return Ok(upstream);
         }
         self.settle().await;
-        self.catalog().resource_server(uri).ok_or_else(|| {
-            json!({"code": -32002, "message": format!("resource not found: no server offers {uri}"),
-                "data": {"uri": uri}})
-        })
+        if let Some(upstream) = self.catalog().resource_server(uri) {
+            return Ok(upstream);
+        }
+        let mut offering = self.upstreams.iter().filter(|u| {
+            u.running()
+                .is_some_and(|r| r.client.server_capabilities().get("resources").is_some())
+        });
+        match (offering.next(), offering.next()) {
+            (Some(only), None) => Ok(only.index),
+            _ => Err(
+                json!({"code": -32002, "message": format!("resource not found: no server offers {uri}"),
+                "data": {"uri": uri}}),
+            ),
+        }
     }
 
     /// Sends `session`'s request `id` to server `index` with `params` as they are; its
@@ -250,11 +263,29 @@ impl Inner {
             }
             None => self.settle().await,
         }
-        self.catalog()
-            .tool_routes
-            .get(exposed)
-            .cloned()
+        if let Some(route) = self.catalog().tool_routes.get(exposed) {
+            return Ok(route.clone());
+        }
+        self.unlisted_route(exposed)
             .ok_or_else(|| error(-32602, self.unknown_tool(exposed)))
+    }
+
+    /// A name no server listed goes, as it is, to the one server whose names are exposed
+    /// unprefixed, when its `allowTools`/`denyTools` admit it and it did not list that name:
+    /// such a gateway is transparent, and the server answers for a tool it did not list. A tool
+    /// it listed and the filter hides is never reached this way.
+    fn unlisted_route(&self, exposed: &str) -> Option<Route> {
+        let mut unprefixed = self.upstreams.iter().filter(|u| u.config.prefix.is_empty());
+        let (Some(only), None) = (unprefixed.next(), unprefixed.next()) else {
+            return None;
+        };
+        let running = only.running()?;
+        let listed = running.client.tools().iter().any(|t| t.name() == exposed);
+        (!listed && only.config.tools.admits(exposed)).then(|| Route {
+            upstream: only.index,
+            name: exposed.to_owned(),
+            unlisted: true,
+        })
     }
 
     /// Why `exposed` names no tool: with the state of the server its name points to, when that
@@ -310,7 +341,9 @@ impl Inner {
                 session.send(Frame::from_value(&note), Some(id));
             }
         };
-        let call = running.client.call_tool_params(params, options);
+        let call = running
+            .client
+            .call_tool_params(params, options, route.unlisted);
         tokio::pin!(call);
         let outcome = loop {
             tokio::select! {

@@ -352,3 +352,38 @@ async fn prefixes_expose_names_as_configured_and_collisions_name_both_servers() 
         "{log}"
     );
 }
+
+/// With one unprefixed server, a name it did not list goes to it as it is (it answers for
+/// itself), but a tool it listed and `denyTools` hides is never reached.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unlisted_name_reaches_the_one_unprefixed_server_but_a_hidden_tool_never_does() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(
+        r#""plain": {{"command": "{}", "args": ["demo-server"], "prefix": "", "denyTools": ["get-sum"]}}"#,
+        common::MCPX
+    );
+    let config = config(dir.path(), &[], &extra, "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let names = client.tool_names().await;
+    assert!(names.contains(&"echo".to_owned()) && !names.contains(&"get-sum".to_owned()));
+    let hidden = client
+        .call("get-sum", json!({"a": 1, "b": 2}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        hidden["error"]["message"], "unknown tool 'get-sum'",
+        "{hidden}"
+    );
+    let unlisted = client
+        .call("no-such-tool", json!({}))
+        .await
+        .value()
+        .unwrap();
+    // The demo server's own answer.
+    assert_eq!(
+        unlisted["error"]["message"], "unknown tool: no-such-tool",
+        "{unlisted}"
+    );
+}
