@@ -29,10 +29,9 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use axum::serve::ListenerExt;
 use axum::Router;
 use futures_util::stream;
-use mcpclient::{Frame, Message, ACCEPTED_VERSIONS, MAX_FRAME_BYTES};
+use mcpclient::{Frame, Message, ACCEPTED_VERSIONS};
 use serde_json::json;
 use subtle::ConstantTimeEq;
 use thiserror::Error;
@@ -49,8 +48,22 @@ pub const MCP_PATH: &str = "/mcp";
 /// The address `mcpx serve --http` listens on unless told otherwise.
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8787";
 
-/// The largest request body accepted (the largest frame); 413 beyond.
-pub const MAX_BODY_BYTES: usize = MAX_FRAME_BYTES;
+/// The largest request body accepted; 413 beyond (refused before reading when the
+/// `Content-Length` says so). What clients send a gateway is small: tool arguments, answers to
+/// its questions; the largest is a sampling answer carrying an image, a few MiB of base64.
+/// 16 MiB leaves room for that, and bounds what one request can cost (a few copies of it).
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// Bytes of request bodies being read at once, all connections together: a request whose
+/// body would pass it waits up to [`BODY_BUDGET_WAIT`] for room, then gets 503. A body of
+/// unknown length counts as [`MAX_BODY_BYTES`].
+pub const BODY_BUDGET_BYTES: usize = 256 * 1024 * 1024;
+
+/// How long a request waits for room in [`BODY_BUDGET_BYTES`].
+pub const BODY_BUDGET_WAIT: Duration = Duration::from_secs(2);
+
+/// How long reading a request body may take; past it, 408.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most sessions kept at once unless configured ([`HttpOptions::max_sessions`]). A new
 /// session beyond it first ends the sessions idle past their timeout; when none is, it is
@@ -70,6 +83,18 @@ const RETRY_AFTER_SECONDS: &str = "1";
 /// How long open connections get to take their last answers once the front is stopping; then
 /// they are dropped.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a client may take to send a request's headers, and how long a kept-alive
+/// connection may wait idle for its next request; then the connection is closed.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most connections open at once unless configured ([`HttpOptions::max_connections`]);
+/// past it a new connection is closed at once. Below the usual soft limit of open files once
+/// mcpx has raised it (see `mcpx serve`), leaving room for the servers' pipes.
+pub const MAX_CONNECTIONS: usize = 4_096;
+
+/// The pause after a failed `accept` (no file descriptor left, say) before the next.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// How often an idle SSE stream gets a comment, so that proxies do not close it.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -92,6 +117,8 @@ pub struct HttpOptions {
     /// How long a session may be idle before it ends ([`SESSION_IDLE_TIMEOUT`] unless
     /// configured).
     pub session_idle_timeout: Duration,
+    /// The most connections open at once ([`MAX_CONNECTIONS`] unless configured).
+    pub max_connections: usize,
 }
 
 impl Default for HttpOptions {
@@ -101,6 +128,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             max_sessions: MAX_SESSIONS,
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
         }
     }
 }
@@ -142,17 +170,12 @@ pub async fn serve_http(
         options,
         sessions: Mutex::default(),
         loopback: addr.ip().is_loopback(),
+        body_budget: tokio::sync::Semaphore::new(BODY_BUDGET_BYTES),
         refusals: RateLimitedLog::new("a request refused"),
     });
     let app = Router::new()
         .route(MCP_PATH, any(endpoint))
         .with_state(front.clone());
-    // Without TCP_NODELAY, a small response waits for the client's delayed ACK (~40 ms).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-    });
     let sweeper = front.clone();
     let sweeping = tokio::spawn(async move {
         let every = (sweeper.options.session_idle_timeout / 4).min(MAX_SWEEP_INTERVAL);
@@ -161,27 +184,65 @@ pub async fn serve_http(
             sweeper.end_idle();
         }
     });
-    let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
-    let stop = async move {
-        shutdown.await;
-        // Every request in flight is answered now, and every stream ends after its last
-        // answer, so that the connections can close.
-        front.end_all();
-        let _ = stopping.send(());
-    };
-    let served = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(stop);
-    tokio::select! {
-        served = served => served?,
-        () = async {
-            let _ = stopped.await;
-            tokio::time::sleep(DRAIN_GRACE).await;
-        } => tracing::info!(grace = ?DRAIN_GRACE, "connections still open after the grace; dropped"),
+    let connections = Arc::new(tokio::sync::Semaphore::new(front.options.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, say: the front goes on once some are free.
+                    front.refusals.note(&format!("accept failed: {error}"));
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            // Past the cap a connection is closed at once: the ones open keep their service.
+            front
+                .refusals
+                .note("a connection (the connection cap is reached)");
+            drop(tcp);
+            continue;
+        };
+        // Without TCP_NODELAY, a small response waits for the client's delayed ACK (~40 ms).
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+        let app = app.clone();
+        let service = hyper::service::service_fn(
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(peer));
+                tower::ServiceExt::oneshot(app.clone(), request)
+            },
+        );
+        let mut http1 = hyper::server::conn::http1::Builder::new();
+        http1
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .keep_alive(true);
+        let connection = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "a connection ended with an error");
+            }
+            drop(permit);
+        });
     }
+    // Every request in flight is answered now, and every stream ends after its last answer,
+    // so that the connections can close; those still open after the grace are dropped.
+    front.end_all();
     sweeping.abort();
+    if tokio::time::timeout(DRAIN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::info!(grace = ?DRAIN_GRACE, "connections still open after the grace; dropped");
+    }
     Ok(())
 }
 
@@ -191,6 +252,8 @@ struct Front {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// Listening on a loopback address: the Host header is checked.
     loopback: bool,
+    /// Bytes of bodies being read ([`BODY_BUDGET_BYTES`]).
+    body_budget: tokio::sync::Semaphore,
     refusals: RateLimitedLog,
 }
 
@@ -578,10 +641,31 @@ impl Front {
             },
             None => None,
         };
-        let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
-            Ok(bytes) => bytes,
-            Err(_) => return too_large(),
+        // Room in the budget for this body, held while it is read and decoded.
+        let cost = declared.map_or(MAX_BODY_BYTES, |l| l as usize).max(1);
+        let permits = u32::try_from(cost).unwrap_or(u32::MAX);
+        let room = tokio::time::timeout(BODY_BUDGET_WAIT, self.body_budget.acquire_many(permits));
+        let Ok(Ok(_room)) = room.await else {
+            self.refusals
+                .note("a request body (the budget for bodies being read is full)");
+            return Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many request bodies are being read; try again",
+            )
+            .into_response();
         };
+        let bytes =
+            match tokio::time::timeout(BODY_READ_TIMEOUT, to_bytes(body, MAX_BODY_BYTES)).await {
+                Ok(Ok(bytes)) => bytes,
+                Ok(Err(_)) => return too_large(),
+                Err(_) => {
+                    return Refusal::new(
+                        StatusCode::REQUEST_TIMEOUT,
+                        format!("the request body did not arrive within {BODY_READ_TIMEOUT:?}"),
+                    )
+                    .into_response()
+                }
+            };
         let text = String::from_utf8_lossy(&bytes);
         let frame = match Frame::parse(&text) {
             Ok(frame) => frame,

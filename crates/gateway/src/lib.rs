@@ -29,8 +29,9 @@ mod upstream;
 
 pub use gateway::Gateway;
 pub use http::{
-    serve_http, HttpError, HttpOptions, DEFAULT_HTTP_ADDR, DRAIN_GRACE, KEEP_ALIVE, MAX_BODY_BYTES,
-    MAX_SESSIONS, MCP_PATH, SESSION_IDLE_TIMEOUT,
+    serve_http, HttpError, HttpOptions, BODY_BUDGET_BYTES, BODY_BUDGET_WAIT, BODY_READ_TIMEOUT,
+    DEFAULT_HTTP_ADDR, DRAIN_GRACE, HEADER_READ_TIMEOUT, KEEP_ALIVE, MAX_BODY_BYTES,
+    MAX_CONNECTIONS, MAX_SESSIONS, MCP_PATH, SESSION_IDLE_TIMEOUT,
 };
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{

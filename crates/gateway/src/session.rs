@@ -298,6 +298,12 @@ impl Session {
             }
         };
         withdraw.armed = false;
+        let values = mcpclient::count_values(frame.text());
+        if values > mcpclient::MAX_ARGUMENT_VALUES {
+            return Err(json!({"code": -32603, "message": format!(
+                "the client's answer holds about {values} JSON values, over the {} mcpx reads",
+                mcpclient::MAX_ARGUMENT_VALUES)}));
+        }
         let mut answer = frame.value().unwrap_or(Value::Null);
         let error = answer.get("error").cloned();
         match (answer.get_mut("result"), error) {

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
+use crate::params::count_values;
 use crate::serve::serve;
 use crate::tools::{list_warnings, output_warnings};
 use crate::{
@@ -33,6 +34,12 @@ pub const MAX_LIST_PAGES: usize = 1_000;
 /// Progress notifications waiting for a caller that has not read them; more are dropped
 /// (progress is a hint: the next one says more).
 pub const MAX_QUEUED_PROGRESS: usize = 64;
+
+/// The most JSON values a call's arguments may hold: they are parsed for validation, and a
+/// parsed value takes about 100 bytes however short its text (`0,` is two), so a long array of
+/// small values would cost some 50 times its size. Past it the call is refused unsent, before
+/// anything is parsed. Real tool arguments hold a few to a few thousand values.
+pub const MAX_ARGUMENT_VALUES: usize = 100_000;
 
 /// Methods [`Client::request`] refuses: they have methods of their own, so that the handshake
 /// stays the client's and no tool call escapes argument enforcement.
@@ -499,6 +506,17 @@ impl Inner {
             .get_str("name")
             .ok_or_else(|| malformed("tools/call", "params need the tool's name".to_owned()))?;
         let name = name.as_str();
+        if let Some(raw) = params.get("arguments") {
+            let values = count_values(raw.get());
+            if values > MAX_ARGUMENT_VALUES {
+                return Err(ClientError::InvalidArguments {
+                    tool: name.to_owned(),
+                    violations: vec![format!(
+                        "$: the arguments hold about {values} JSON values, over the {MAX_ARGUMENT_VALUES} mcpx checks"
+                    )],
+                });
+            }
+        }
         let arguments: Value = match params.get("arguments") {
             // Valid JSON already; what can fail is the parser's nesting limit.
             Some(raw) => {

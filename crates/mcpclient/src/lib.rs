@@ -30,7 +30,7 @@ mod transport;
 
 pub use client::{
     CallOptions, Client, ClientError, ClientOptions, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
-    MAX_LIST_PAGES, MAX_QUEUED_PROGRESS, OFFERED_VERSION, RESERVED_METHODS,
+    MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS, OFFERED_VERSION, RESERVED_METHODS,
 };
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
 pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES};
@@ -44,7 +44,7 @@ pub use http::{
 };
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use message::Message;
-pub use params::RawParams;
+pub use params::{count_values, RawParams};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{

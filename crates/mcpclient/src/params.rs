@@ -75,6 +75,32 @@ impl RawParams {
     }
 }
 
+/// About how many JSON values `text` holds (each scalar, array and object counts one; an upper
+/// bound up to the commas and brackets of a malformed text), by one pass over its bytes without
+/// building anything: a cheap check before a parse whose memory grows with the count.
+pub fn count_values(text: &str) -> usize {
+    let mut count = 1;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text.as_bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +121,13 @@ mod tests {
         let mut bare = RawParams::default();
         bare.set_within("_meta", "progressToken", &json!(7));
         assert_eq!(bare.to_raw().get(), r#"{"_meta":{"progressToken":7}}"#);
+    }
+
+    #[test]
+    fn values_are_counted_without_parsing() {
+        assert_eq!(count_values("0"), 1);
+        assert_eq!(count_values(r#"{"a":[1,2,3],"b":"x,[{"}"#), 6);
+        assert_eq!(count_values(r#""\"[,""#), 1);
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub struct GatewaySection {
     pub allowed_origins: Vec<String>,
     /// Sessions the HTTP front holds at once.
     pub max_sessions: usize,
+    /// Connections the HTTP front holds open at once.
+    pub max_connections: usize,
     /// How long an HTTP session may be idle before it ends.
     pub session_idle_timeout: Duration,
 }
@@ -202,6 +204,11 @@ pub fn parse(
         },
         allowed_origins: strings(section.and_then(|g| g.get("allowedOrigins"))),
         // The schema bounds both, so the conversions cannot fail.
+        max_connections: section
+            .and_then(|g| g.get("maxConnections"))
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(mcpgateway::MAX_CONNECTIONS),
         max_sessions: section
             .and_then(|g| g.get("maxSessions"))
             .and_then(Value::as_u64)

@@ -303,3 +303,203 @@ async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
     .unwrap();
     assert_eq!(still.status(), 200);
 }
+
+/// Bytes of each hostile body below: past what the gateway reads per request before the fix
+/// (its 16 MiB limit now), half of it.
+const HOSTILE_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most a hostile request may add to mcpx's peak memory, as a multiple of its body: the
+/// body read, decoded and copied a few times, never parsed into values past
+/// `MAX_ARGUMENT_VALUES` (before: 50 times for an array of zeros).
+const PEAK_MULTIPLE: usize = 10;
+
+/// `mcpx serve`'s peak resident memory so far, in KiB (VmHWM).
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Hostile arguments of about `HOSTILE_BYTES` each: their name and the arguments' JSON text.
+fn hostile_arguments() -> Vec<(&'static str, String)> {
+    let n = HOSTILE_BYTES;
+    let zeros = format!("[{}0]", "0,".repeat(n / 2 - 1));
+    let wide: String = (0..n / 16)
+        .map(|i| format!(r#""k{i:09}":0"#))
+        .collect::<Vec<_>>()
+        .join(",");
+    vec![
+        (
+            "a long array of small values",
+            format!(r#"{{"a":{zeros},"b":1}}"#),
+        ),
+        (
+            "a long number",
+            format!(r#"{{"a":1{},"b":1}}"#, "0".repeat(n)),
+        ),
+        (
+            "a long string",
+            format!(r#"{{"a":"{}","b":1}}"#, "x".repeat(n)),
+        ),
+        ("a wide object", format!(r#"{{"a":{{{wide}}},"b":1}}"#)),
+        (
+            "deep arrays",
+            format!(
+                r#"{{"a":{}{},"b":1}}"#,
+                "[".repeat(n / 2),
+                "]".repeat(n / 2)
+            ),
+        ),
+    ]
+}
+
+/// One huge request never stalls the others and costs a bounded multiple of its body: for each
+/// hostile shape, the call gets its answer, mcpx's peak memory grows by at most
+/// [`PEAK_MULTIPLE`] times the body, and a bystander session's pings are all answered; the
+/// figures (peak growth, the bystander's slowest ping) are printed for RELIABILITY.md.
+#[tokio::test(flavor = "multi_thread")]
+#[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
+async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one() {
+    let Some(_) = spec() else { return };
+    for (shape, arguments) in hostile_arguments() {
+        // A gateway of its own for each shape, so that each peak is its own.
+        let dir = tempfile::tempdir().unwrap();
+        let peer = common::serve_http(&config(dir.path(), &[], "", "")).await;
+        let pid = peer.pid().unwrap();
+        let http = reqwest::Client::new();
+        let post = |session: Option<String>, body: String| {
+            let mut request = http
+                .post(&peer.url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json");
+            if let Some(session) = session {
+                request = request
+                    .header("mcp-session-id", session)
+                    .header("mcp-protocol-version", "2025-11-25");
+            }
+            request.body(body).send()
+        };
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "hostile", "version": "0"}}})
+        .to_string();
+        let open = || async {
+            let opened = post(None, initialize.clone()).await.unwrap();
+            opened.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        };
+        let (attacker, bystander) = (open().await, open().await);
+        // Warm up: the demo server's tools are listed, a call has been made.
+        let warm = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "demo__get-sum", "arguments": {"a": 1, "b": 2}}});
+        post(Some(attacker.clone()), warm.to_string())
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let before = peak_kib(pid);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"demo__get-sum","arguments":{arguments}}}}}"#
+        );
+        let size = body.len();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let pinging = {
+            let stop = stop.clone();
+            let bystander = bystander.clone();
+            async move {
+                let mut slowest = Duration::ZERO;
+                let mut pings = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) && pings < 10_000 {
+                    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string();
+                    let started = std::time::Instant::now();
+                    let answer = post(Some(bystander.clone()), ping).await.unwrap();
+                    assert_eq!(answer.status(), 200);
+                    answer.text().await.unwrap();
+                    slowest = slowest.max(started.elapsed());
+                    pings += 1;
+                }
+                (pings, slowest)
+            }
+        };
+        let attack = async {
+            let answer = post(Some(attacker.clone()), body).await.unwrap();
+            let text = answer.text().await.unwrap();
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            text
+        };
+        let (answer, (pings, slowest)) = tokio::join!(attack, pinging);
+        assert!(
+            answer.contains(r#""error""#) || answer.contains(r#""isError":true"#),
+            "{shape}: {}",
+            &answer[..answer.len().min(300)]
+        );
+        let grown = peak_kib(pid).saturating_sub(before);
+        eprintln!(
+            "{shape}: body {} KiB, peak +{grown} KiB ({:.1}x), bystander: {pings} pings, slowest {slowest:?}",
+            size / 1024,
+            grown as f64 * 1024.0 / size as f64
+        );
+        assert!(pings > 0, "{shape}: the bystander got no answer");
+        assert!(
+            (grown as usize) * 1024 <= PEAK_MULTIPLE * size,
+            "{shape}: peak grew by {grown} KiB for a body of {size} bytes"
+        );
+    }
+}
+
+/// 1,100 connections that never send a byte, against a gateway started with the common soft
+/// limit of 1,024 open files: another client is still served (mcpx raises the limit, and caps
+/// connections below it), and the idle connections are closed after the header timeout.
+/// Before, they took every descriptor and locked every client out.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_neither_lock_clients_out_nor_stay_open() {
+    use tokio::io::AsyncReadExt;
+    let Some(_) = spec() else { return };
+    const IDLE: usize = 1_100;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "").display().to_string();
+    let command = format!(
+        "ulimit -Sn 1024 && exec '{}' --config '{config}' serve --http 127.0.0.1:0",
+        common::MCPX
+    );
+    let peer = HttpPeer::start("sh", &["-c", &command], &[], "/mcp").await;
+    let address = peer
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut idle = Vec::with_capacity(IDLE);
+    for _ in 0..IDLE {
+        idle.push(tokio::net::TcpStream::connect(&address).await.unwrap());
+    }
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bystander", "version": "0"}}});
+    let answered = tokio::time::timeout(
+        Duration::from_secs(20),
+        reqwest::Client::new()
+            .post(&peer.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .body(initialize.to_string())
+            .send(),
+    )
+    .await
+    .expect("the bystander is answered")
+    .expect("the bystander is let in");
+    assert_eq!(answered.status(), 200);
+    // Closed by mcpx once the header timeout has passed: the read ends (0 bytes).
+    let wait = mcpgateway::HEADER_READ_TIMEOUT + Duration::from_secs(10);
+    let mut first = idle.swap_remove(0);
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(wait, first.read(&mut byte))
+        .await
+        .expect("the idle connection is closed by mcpx");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+}

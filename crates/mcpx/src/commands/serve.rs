@@ -82,16 +82,50 @@ async fn stop_signal() {
     }
 }
 
+/// The most worker threads of the HTTP front's runtime.
+const HTTP_WORKERS: usize = 4;
+
+/// Worker threads for the HTTP front: one per core, at least two (so that a long request never
+/// holds up the others), at most [`HTTP_WORKERS`].
+fn http_workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(2, HTTP_WORKERS)
+}
+
+/// Raises the soft limit of open files to the hard one: each HTTP connection and each stdio
+/// server's pipes take descriptors, and the common soft limit (1,024) is below the connection
+/// cap.
+fn raise_open_files() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            Ok(()) => tracing::debug!(from = soft, to = hard, "open files limit raised"),
+            Err(error) => tracing::warn!(%error, soft, "cannot raise the open files limit"),
+        },
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "cannot read the open files limit"),
+    }
+}
+
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     let log = log_to_stderr();
-    // One thread for the async work, on either front: on the project's 2-core machine, handing
-    // each frame between worker threads cost more than a second thread gave (BENCHMARKS.md, p50
-    // and calls/s before and after). Work that takes long (compiling a tool list) yields after
-    // each step, so the front goes on serving meanwhile.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    raise_open_files();
+    // The stdio front has one client: one thread for the async work, since handing each frame
+    // between worker threads cost more than a second thread gave (BENCHMARKS.md). The HTTP
+    // front has many: with one thread, one client's huge request (megabytes to read, decode and
+    // check) held up every other client for its whole duration (a ping waited 1.3 s), so it
+    // gets a worker per core, at most HTTP_WORKERS.
+    let runtime = match serve.http {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(http_workers())
+            .enable_all()
+            .build(),
+    }
+    .context("cannot start the async runtime")?;
     let served = runtime.block_on(async {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
@@ -130,6 +164,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     token: serve.token.clone(),
                     allowed_origins: config.gateway.allowed_origins.clone(),
                     max_sessions: config.gateway.max_sessions,
+                    max_connections: config.gateway.max_connections,
                     session_idle_timeout: config.gateway.session_idle_timeout,
                 };
                 mcpgateway::serve_http(gateway.clone(), listener, http, stop_signal())
