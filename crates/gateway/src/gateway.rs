@@ -21,6 +21,7 @@ use tokio::task::AbortHandle;
 
 use crate::bridge::{Asked, NoAsker};
 use crate::catalog::{changes, Catalog};
+use crate::fair::Admission;
 use crate::isolated::Instances;
 use crate::ratelog::RateLimitedLog;
 use crate::upstream::{self, State, Upstream};
@@ -56,6 +57,8 @@ pub(crate) struct Inner {
     pub(crate) applied_level: Mutex<Option<usize>>,
     /// The connections of per-session servers, by session.
     pub(crate) instances: Instances,
+    /// Each server's turns between sessions (shared connections).
+    pub(crate) admissions: Vec<Arc<Admission>>,
 }
 
 /// A call registered under its tag while it is in flight upstream.
@@ -96,6 +99,7 @@ impl Gateway {
     /// A gateway in front of `upstreams`; servers start at once (stdio ones on first use when
     /// `options.lazy`). Must be called inside a Tokio runtime.
     pub fn start(upstreams: Vec<UpstreamConfig>, options: GatewayOptions) -> Gateway {
+        let count = upstreams.len();
         let inner = Arc::new(Inner {
             upstreams: upstreams
                 .into_iter()
@@ -115,6 +119,7 @@ impl Gateway {
             scoped: tokio::sync::Mutex::new(()),
             applied_level: Mutex::default(),
             instances: Instances::default(),
+            admissions: (0..count).map(|_| Arc::default()).collect(),
         });
         for upstream in &inner.upstreams {
             if upstream.starts_eagerly(inner.options.lazy) {

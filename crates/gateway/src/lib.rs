@@ -16,6 +16,7 @@
 
 mod bridge;
 mod catalog;
+mod fair;
 mod gateway;
 mod http;
 mod isolated;
@@ -27,6 +28,7 @@ mod session;
 mod stdio;
 mod upstream;
 
+pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
 pub use http::{
     serve_http, HttpError, HttpOptions, BODY_BUDGET_BYTES, BODY_BUDGET_WAIT, BODY_READ_TIMEOUT,

@@ -232,6 +232,7 @@ impl Inner {
         params: Box<RawValue>,
     ) -> Answer {
         let running = self.connection_for(session, index).await?;
+        let _turn = self.turn(session, index).await;
         session.calls(id, index);
         let tagged = self.tag(session, id);
         let options = CallOptions {
@@ -247,6 +248,19 @@ impl Inner {
             Ok(response) => Ok(response.result_raw().to_owned()),
             Err(e) => Err(e.to_jsonrpc_error()),
         }
+    }
+
+    /// A place in flight to shared server `index` for a request of `session`, in turn with
+    /// the other sessions; none is needed for a connection of the session's own.
+    async fn turn(&self, session: &Arc<Session>, index: usize) -> Option<crate::fair::Slot> {
+        if self.upstreams[index].config.isolation != Isolation::Shared {
+            return None;
+        }
+        Some(
+            self.admissions[index]
+                .admit(Arc::as_ptr(session) as usize)
+                .await,
+        )
     }
 
     /// Where tool `exposed` is: in the catalog; else, for a tool whose server is restarting,
@@ -317,6 +331,7 @@ impl Inner {
         };
         let route = self.route_tool(&exposed).await?;
         let running = self.connection_for(session, route.upstream).await?;
+        let _turn = self.turn(session, route.upstream).await;
         session.calls(id, route.upstream);
         let tagged = self.tag(session, id);
         let token: Option<Value> = params

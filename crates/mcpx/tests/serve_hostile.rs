@@ -503,3 +503,78 @@ async fn idle_connections_neither_lock_clients_out_nor_stay_open() {
         .expect("the idle connection is closed by mcpx");
     assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
 }
+
+/// Sessions take turns at a server that answers one request at a time: a new session's call is
+/// answered while most of other sessions' backlog still waits (before, it waited behind all of
+/// it: 20 sessions x 256 slow calls made a new session's call time out).
+#[tokio::test(flavor = "multi_thread")]
+async fn one_sessions_backlog_never_starves_another_sessions_call() {
+    let Some(_) = spec() else { return };
+    const SESSIONS: usize = 4;
+    const BACKLOG: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let peer = common::serve_http(&config(dir.path(), &["--faults"], "", "")).await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<&str>, body: Value| {
+        let mut request = http
+            .post(&peer.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.body(body.to_string()).send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "fair", "version": "0"}}});
+    let mut sessions = Vec::new();
+    for _ in 0..=SESSIONS {
+        let opened = post(None, initialize.clone()).await.unwrap();
+        sessions.push(
+            opened.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let newcomer = sessions.pop().unwrap();
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut backlog = Vec::new();
+    for session in &sessions {
+        for id in 1..=BACKLOG {
+            let call = post(
+                Some(session),
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "demo__slow", "arguments": {"ms": 50}}}),
+            );
+            let answered = answered.clone();
+            backlog.push(tokio::spawn(async move {
+                let _ = call.await;
+                answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }));
+        }
+    }
+    // Let the backlog reach the gateway first.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "demo__slow", "arguments": {"ms": 1}}});
+    let mine = post(Some(&newcomer), call)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(mine.contains("slept 1 ms"), "{mine}");
+    let done = answered.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        done < SESSIONS * BACKLOG / 2,
+        "the newcomer waited behind {done} of the {} calls before it",
+        SESSIONS * BACKLOG
+    );
+    for call in backlog {
+        call.abort();
+    }
+}
