@@ -9,7 +9,7 @@ use common::{config, spec};
 use mcpclient::{CallOptions, Client, ClientOptions, HttpConfig, HttpTransport, Transport};
 use mcpspec::Recording;
 use mcpx_interop::HttpPeer;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// The size of each echoed text: far over a pipe's buffer (64 KiB), so that the server blocks
 /// writing its answer while the gateway may still be writing it the next request.
@@ -17,6 +17,58 @@ const ECHO_BYTES: usize = 1024 * 1024;
 
 /// How long one echo call may take: generous, since a deadlock never ends.
 const CALL_WAIT: Duration = Duration::from_secs(60);
+
+/// Raw POSTs to `mcpx serve --http`, for clients that pile up requests or misbehave.
+#[derive(Clone)]
+struct Raw {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Raw {
+    fn new(peer: &HttpPeer) -> Raw {
+        Raw {
+            http: reqwest::Client::new(),
+            url: peer.url.clone(),
+        }
+    }
+
+    /// POSTs `body`, in `session` when given.
+    fn post(
+        &self,
+        session: Option<&str>,
+        body: String,
+    ) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.body(body).send()
+    }
+
+    /// The answer to `initialize`, named `client`.
+    async fn initialize(&self, client: &str) -> reqwest::Response {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": client, "version": "0"}}});
+        self.post(None, initialize.to_string()).await.unwrap()
+    }
+
+    /// A new session's id.
+    async fn open(&self, client: &str) -> String {
+        let opened = self.initialize(client).await;
+        opened.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
+}
 
 async fn connect(transport: impl Transport + 'static) -> Client {
     let options = ClientOptions {
@@ -170,39 +222,13 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
     const QUEUED: usize = 48;
     let dir = tempfile::tempdir().unwrap();
     let peer = common::serve_http(&config(dir.path(), &["--faults"], "", "")).await;
-    let http = reqwest::Client::new();
-    let post = |session: Option<String>, body: Value| {
-        let mut request = http
-            .post(&peer.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body.to_string());
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        request.send()
-    };
+    let raw = Raw::new(&peer);
     let mut calls = Vec::new();
     for _ in 0..SESSIONS {
-        let opened = post(
-            None,
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "backlog", "version": "0"}}}),
-        )
-        .await
-        .unwrap();
-        let session = opened.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let session = raw.open("backlog").await;
         for id in 1..=QUEUED {
-            let call = post(
-                Some(session.clone()),
-                json!({"jsonrpc": "2.0", "id": id,
-                "method": "tools/call", "params": {"name": "demo__slow", "arguments": {"ms": 60000}}}),
-            );
+            let call = raw.post(Some(&session), json!({"jsonrpc": "2.0", "id": id,
+                "method": "tools/call", "params": {"name": "demo__slow", "arguments": {"ms": 60000}}}).to_string());
             calls.push(tokio::spawn(async move {
                 match call.await {
                     Ok(response) => response.text().await.unwrap_or_default(),
@@ -238,45 +264,20 @@ async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
     let dir = tempfile::tempdir().unwrap();
     let gateway = r#"{"maxSessions": 3, "sessionIdleTimeout": 1}"#;
     let peer = common::serve_http(&config(dir.path(), &["--faults"], "", gateway)).await;
-    let http = reqwest::Client::new();
-    let post = |session: Option<&str>, body: Value| {
-        let mut request = http
-            .post(&peer.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(session) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        request.send()
-    };
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "table", "version": "0"}}});
+    let raw = Raw::new(&peer);
     let mut sessions = Vec::new();
     for _ in 0..3 {
-        let opened = post(None, initialize.clone()).await.unwrap();
-        assert_eq!(opened.status(), 200);
-        sessions.push(
-            opened.headers()["mcp-session-id"]
-                .to_str()
-                .unwrap()
-                .to_owned(),
-        );
+        sessions.push(raw.open("table").await);
     }
     // The first session has a call in flight for longer than the idle timeout.
     let busy = sessions[0].clone();
-    let call = post(
-        Some(&busy),
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "demo__slow", "arguments": {"ms": 3000}}}),
-    );
+    let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "demo__slow", "arguments": {"ms": 3000}}});
+    let call = raw.post(Some(&busy), slow.to_string());
     let call = tokio::spawn(async move { call.await.unwrap().text().await.unwrap() });
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    let refused = post(None, initialize.clone()).await.unwrap();
+    let refused = raw.initialize("table").await;
     assert_eq!(refused.status(), 503);
     assert_eq!(refused.headers()["retry-after"], "1");
 
@@ -285,7 +286,7 @@ async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let mut opened = 0;
     for _ in 0..50 {
-        if post(None, initialize.clone()).await.unwrap().status() == 200 {
+        if raw.initialize("table").await.status() == 200 {
             opened += 1;
         }
     }
@@ -295,12 +296,8 @@ async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
         answer.contains(r#""id":1"#) && answer.contains("slept"),
         "{answer}"
     );
-    let still = post(
-        Some(&busy),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
-    )
-    .await
-    .unwrap();
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let still = raw.post(Some(&busy), ping.to_string()).await.unwrap();
     assert_eq!(still.status(), 200);
 }
 
@@ -369,35 +366,12 @@ async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one()
         let dir = tempfile::tempdir().unwrap();
         let peer = common::serve_http(&config(dir.path(), &[], "", "")).await;
         let pid = peer.pid().unwrap();
-        let http = reqwest::Client::new();
-        let post = |session: Option<String>, body: String| {
-            let mut request = http
-                .post(&peer.url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json");
-            if let Some(session) = session {
-                request = request
-                    .header("mcp-session-id", session)
-                    .header("mcp-protocol-version", "2025-11-25");
-            }
-            request.body(body).send()
-        };
-        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "hostile", "version": "0"}}})
-        .to_string();
-        let open = || async {
-            let opened = post(None, initialize.clone()).await.unwrap();
-            opened.headers()["mcp-session-id"]
-                .to_str()
-                .unwrap()
-                .to_owned()
-        };
-        let (attacker, bystander) = (open().await, open().await);
+        let raw = Raw::new(&peer);
+        let (attacker, bystander) = (raw.open("hostile").await, raw.open("hostile").await);
         // Warm up: the demo server's tools are listed, a call has been made.
         let warm = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "demo__get-sum", "arguments": {"a": 1, "b": 2}}});
-        post(Some(attacker.clone()), warm.to_string())
+        raw.post(Some(&attacker), warm.to_string())
             .await
             .unwrap()
             .text()
@@ -412,13 +386,14 @@ async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one()
         let pinging = {
             let stop = stop.clone();
             let bystander = bystander.clone();
+            let raw = raw.clone();
             async move {
                 let mut slowest = Duration::ZERO;
                 let mut pings = 0;
                 while !stop.load(std::sync::atomic::Ordering::SeqCst) && pings < 10_000 {
                     let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string();
                     let started = std::time::Instant::now();
-                    let answer = post(Some(bystander.clone()), ping).await.unwrap();
+                    let answer = raw.post(Some(&bystander), ping).await.unwrap();
                     assert_eq!(answer.status(), 200);
                     answer.text().await.unwrap();
                     slowest = slowest.max(started.elapsed());
@@ -428,7 +403,7 @@ async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one()
             }
         };
         let attack = async {
-            let answer = post(Some(attacker.clone()), body).await.unwrap();
+            let answer = raw.post(Some(&attacker), body).await.unwrap();
             let text = answer.text().await.unwrap();
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
             text
@@ -514,42 +489,19 @@ async fn one_sessions_backlog_never_starves_another_sessions_call() {
     const BACKLOG: usize = 40;
     let dir = tempfile::tempdir().unwrap();
     let peer = common::serve_http(&config(dir.path(), &["--faults"], "", "")).await;
-    let http = reqwest::Client::new();
-    let post = |session: Option<&str>, body: Value| {
-        let mut request = http
-            .post(&peer.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json");
-        if let Some(session) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        request.body(body.to_string()).send()
-    };
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "fair", "version": "0"}}});
+    let raw = Raw::new(&peer);
     let mut sessions = Vec::new();
     for _ in 0..=SESSIONS {
-        let opened = post(None, initialize.clone()).await.unwrap();
-        sessions.push(
-            opened.headers()["mcp-session-id"]
-                .to_str()
-                .unwrap()
-                .to_owned(),
-        );
+        sessions.push(raw.open("fair").await);
     }
     let newcomer = sessions.pop().unwrap();
     let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut backlog = Vec::new();
     for session in &sessions {
         for id in 1..=BACKLOG {
-            let call = post(
-                Some(session),
-                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": {"name": "demo__slow", "arguments": {"ms": 50}}}),
-            );
+            let slow = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "demo__slow", "arguments": {"ms": 50}}});
+            let call = raw.post(Some(session), slow.to_string());
             let answered = answered.clone();
             backlog.push(tokio::spawn(async move {
                 let _ = call.await;
@@ -561,7 +513,8 @@ async fn one_sessions_backlog_never_starves_another_sessions_call() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "demo__slow", "arguments": {"ms": 1}}});
-    let mine = post(Some(&newcomer), call)
+    let mine = raw
+        .post(Some(&newcomer), call.to_string())
         .await
         .unwrap()
         .text()
