@@ -23,7 +23,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::{to_bytes, Body};
+use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -54,10 +54,15 @@ pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8787";
 /// 16 MiB leaves room for that, and bounds what one request can cost (a few copies of it).
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
-/// Bytes of request bodies being read at once, all connections together: a request whose
-/// body would pass it waits up to [`BODY_BUDGET_WAIT`] for room, then gets 503. A body of
-/// unknown length counts as [`MAX_BODY_BYTES`].
+/// Bytes of request bodies held at once, all connections together, from their arrival until
+/// they are decoded: a chunk that would pass it waits up to [`BODY_BUDGET_WAIT`] for room, then
+/// its request gets 503. Only what has arrived counts, so a stalled body holds what it sent.
 pub const BODY_BUDGET_BYTES: usize = 256 * 1024 * 1024;
+
+/// The first bytes of every body, which need no room in [`BODY_BUDGET_BYTES`]: a request this
+/// small (most of them) is never refused for the budget; at most [`MAX_CONNECTIONS`] of them
+/// are read at once.
+pub const SMALL_BODY_BYTES: usize = 64 * 1024;
 
 /// How long a request waits for room in [`BODY_BUDGET_BYTES`].
 pub const BODY_BUDGET_WAIT: Duration = Duration::from_secs(2);
@@ -483,6 +488,67 @@ impl Front {
         }
     }
 
+    /// Reads a request body as it arrives, within [`BODY_READ_TIMEOUT`] and [`MAX_BODY_BYTES`],
+    /// each chunk taking its room in [`BODY_BUDGET_BYTES`] (waiting at most
+    /// [`BODY_BUDGET_WAIT`]): the bytes, and the room they hold.
+    async fn read_body(
+        &self,
+        body: Body,
+        declared: Option<u64>,
+    ) -> Result<(Vec<u8>, Vec<tokio::sync::SemaphorePermit<'_>>), Response> {
+        use futures_util::StreamExt;
+        let deadline = tokio::time::Instant::now() + BODY_READ_TIMEOUT;
+        let expected = declared.map_or(0, |l| usize::try_from(l).unwrap_or(MAX_BODY_BYTES));
+        let mut bytes = Vec::with_capacity(expected.min(MAX_BODY_BYTES));
+        let mut room = Vec::new();
+        let mut chunks = body.into_data_stream();
+        loop {
+            let chunk = match tokio::time::timeout_at(deadline, chunks.next()).await {
+                Ok(None) => return Ok((bytes, room)),
+                Ok(Some(Ok(chunk))) => chunk,
+                Ok(Some(Err(error))) => {
+                    return Err(Refusal::new(
+                        StatusCode::BAD_REQUEST,
+                        format!("the request body could not be read: {error}"),
+                    )
+                    .into_response())
+                }
+                Err(_) => {
+                    return Err(Refusal::new(
+                        StatusCode::REQUEST_TIMEOUT,
+                        format!("the request body did not arrive within {BODY_READ_TIMEOUT:?}"),
+                    )
+                    .into_response())
+                }
+            };
+            if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(too_large());
+            }
+            // What a small body holds is bounded by the connection cap; only the bytes past
+            // SMALL_BODY_BYTES take room, so small requests are never turned away.
+            let over =
+                (bytes.len() + chunk.len()).saturating_sub(SMALL_BODY_BYTES.max(bytes.len()));
+            bytes.extend_from_slice(&chunk);
+            if over == 0 {
+                continue;
+            }
+            let permits = u32::try_from(over).unwrap_or(u32::MAX);
+            let granted =
+                tokio::time::timeout(BODY_BUDGET_WAIT, self.body_budget.acquire_many(permits))
+                    .await;
+            let Ok(Ok(granted)) = granted else {
+                self.refusals
+                    .note("a request body (the budget for bodies being read is full)");
+                return Err(Refusal::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too many request bodies are being read; try again",
+                )
+                .into_response());
+            };
+            room.push(granted);
+        }
+    }
+
     /// Ends the sessions idle past [`HttpOptions::session_idle_timeout`]: no request in flight,
     /// none for that long, no open GET stream.
     fn end_idle(&self) {
@@ -641,31 +707,12 @@ impl Front {
             },
             None => None,
         };
-        // Room in the budget for this body, held while it is read and decoded.
-        let cost = declared.map_or(MAX_BODY_BYTES, |l| l as usize).max(1);
-        let permits = u32::try_from(cost).unwrap_or(u32::MAX);
-        let room = tokio::time::timeout(BODY_BUDGET_WAIT, self.body_budget.acquire_many(permits));
-        let Ok(Ok(_room)) = room.await else {
-            self.refusals
-                .note("a request body (the budget for bodies being read is full)");
-            return Refusal::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many request bodies are being read; try again",
-            )
-            .into_response();
+        // The budget holds what has arrived of the body (not what it declares), until it is
+        // decoded: a client that stalls a body holds only the bytes it sent.
+        let (bytes, _room) = match self.read_body(body, declared).await {
+            Ok(read) => read,
+            Err(refused) => return refused,
         };
-        let bytes =
-            match tokio::time::timeout(BODY_READ_TIMEOUT, to_bytes(body, MAX_BODY_BYTES)).await {
-                Ok(Ok(bytes)) => bytes,
-                Ok(Err(_)) => return too_large(),
-                Err(_) => {
-                    return Refusal::new(
-                        StatusCode::REQUEST_TIMEOUT,
-                        format!("the request body did not arrive within {BODY_READ_TIMEOUT:?}"),
-                    )
-                    .into_response()
-                }
-            };
         let text = String::from_utf8_lossy(&bytes);
         let frame = match Frame::parse(&text) {
             Ok(frame) => frame,

@@ -531,3 +531,63 @@ async fn one_sessions_backlog_never_starves_another_sessions_call() {
         call.abort();
     }
 }
+
+/// Connections that each send most of a large body and stall: mcpx holds at most its budget for
+/// bodies being read (the ones past it get 503), and a bystander's small request is answered
+/// at once (before: 30 stalled 60 MiB bodies held 1.82 GiB for as long as they liked).
+#[tokio::test(flavor = "multi_thread")]
+#[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
+async fn stalled_bodies_hold_a_bounded_budget_and_lock_no_one_out() {
+    use tokio::io::AsyncWriteExt;
+    let Some(_) = spec() else { return };
+    const STALLED: usize = 40;
+    const SENT: usize = 12 * 1024 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let peer = common::serve_http(&config(dir.path(), &[], "", "")).await;
+    let pid = peer.pid().unwrap();
+    let raw = Raw::new(&peer);
+    let session = raw.open("staller").await;
+    let address = peer
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let before = peak_kib(pid);
+    let chunk = std::sync::Arc::new(vec![b' '; SENT]);
+    let writers = (0..STALLED).map(|_| {
+        let (address, session, chunk) = (address.clone(), session.clone(), chunk.clone());
+        tokio::spawn(async move {
+            let mut tcp = tokio::net::TcpStream::connect(&address).await.unwrap();
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json\r\nMcp-Session-Id: {session}\r\n\
+                 Content-Length: {}\r\n\r\n",
+                mcpgateway::MAX_BODY_BYTES
+            );
+            tcp.write_all(head.as_bytes()).await.unwrap();
+            // Past the budget mcpx stops reading and answers 503: the write may not finish.
+            let _ = tokio::time::timeout(Duration::from_secs(5), tcp.write_all(&chunk)).await;
+            tcp
+        })
+    });
+    let stalled = futures_util::future::join_all(writers).await;
+    let answered = tokio::time::timeout(Duration::from_secs(10), raw.initialize("bystander"))
+        .await
+        .expect("the bystander is answered while the bodies stall");
+    assert_eq!(answered.status(), 200);
+    let grown = (peak_kib(pid).saturating_sub(before) * 1024) as usize;
+    eprintln!(
+        "{STALLED} stalled bodies of {} MiB sent: peak +{} MiB",
+        SENT >> 20,
+        grown >> 20
+    );
+    // The budget, the small first bytes of each body, and the read buffers.
+    let bound = mcpgateway::BODY_BUDGET_BYTES + STALLED * 2 * 1024 * 1024 + 64 * 1024 * 1024;
+    assert!(
+        grown <= bound,
+        "peak grew by {} MiB, bound {} MiB",
+        grown >> 20,
+        bound >> 20
+    );
+    drop(stalled);
+}
