@@ -38,7 +38,8 @@ pub use http::{
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
     GatewayOptions, InvalidArguments, Isolation, UpstreamConfig, UpstreamTransport,
-    INITIAL_BACKOFF, MAX_BACKOFF, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
+    HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, SETTLE_TIMEOUT, STABLE_AFTER,
+    START_TIMEOUT,
 };
 pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};

@@ -24,6 +24,13 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// are left out of the answer, and the client is told when their tools arrive.
 pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How often an idle HTTP server is asked a `ping`: one that does not answer is down (its tools
+/// withdrawn, reconnected with backoff). Stdio servers need none: their pipe closes.
+pub const HEALTH_INTERVAL: Duration = Duration::from_secs(15);
+
+/// How long a health `ping` may take.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How a server is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UpstreamTransport {

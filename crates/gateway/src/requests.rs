@@ -14,7 +14,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use mcpclient::{CallOptions, ClientError, Frame, RawParams, ACCEPTED_VERSIONS, OFFERED_VERSION};
+use mcpclient::{
+    CallOptions, ClientError, Frame, RawParams, RpcError, ACCEPTED_VERSIONS, OFFERED_VERSION,
+};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -246,7 +248,7 @@ impl Inner {
             .await
         {
             Ok(response) => Ok(response.result_raw().to_owned()),
-            Err(e) => Err(e.to_jsonrpc_error()),
+            Err(e) => Err(self.failed(index, &e)),
         }
     }
 
@@ -389,8 +391,20 @@ impl Inner {
                     "$: the tool's inputSchema does not compile: {error}"
                 )],
             ),
-            Err(other) => Err(other.to_jsonrpc_error()),
+            Err(other) => Err(self.failed(route.upstream, &other)),
         }
+    }
+
+    /// The error for a request to server `index` that failed; a failure of the transport
+    /// (a refused connection, no answer in time) makes the supervisor probe the server.
+    fn failed(&self, index: usize, error: &ClientError) -> Value {
+        if matches!(
+            error,
+            ClientError::Rpc(RpcError::Transport(_) | RpcError::Timeout { .. } | RpcError::Closed)
+        ) {
+            self.upstreams[index].failed.notify_one();
+        }
+        error.to_jsonrpc_error()
     }
 
     fn rejected(&self, tool: &str, violations: Vec<String>) -> Answer {

@@ -19,7 +19,8 @@ use tokio::sync::{mpsc, watch};
 use crate::bridge::Bridge;
 use crate::gateway::Inner;
 use crate::{
-    UpstreamConfig, UpstreamTransport, INITIAL_BACKOFF, MAX_BACKOFF, STABLE_AFTER, START_TIMEOUT,
+    UpstreamConfig, UpstreamTransport, HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF,
+    PROBE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
 };
 
 /// Where a server is in its life.
@@ -55,6 +56,8 @@ pub(crate) struct Upstream {
     state: watch::Sender<State>,
     /// When the state last changed.
     since: Mutex<Instant>,
+    /// Told when an exchange with the (HTTP) server failed: the supervisor probes it.
+    pub(crate) failed: tokio::sync::Notify,
     supervised: AtomicBool,
 }
 
@@ -65,6 +68,7 @@ impl Upstream {
             config,
             state: watch::Sender::new(State::Idle),
             since: Mutex::new(Instant::now()),
+            failed: tokio::sync::Notify::new(),
             supervised: AtomicBool::new(false),
         }
     }
@@ -259,14 +263,51 @@ async fn listed(client: &Client, method: &str, key: &str) -> Vec<Value> {
         })
 }
 
-/// Acts on what the running server sends until its connection closes; returns why it did.
+/// Whether an HTTP server answers a `ping` within [`PROBE_TIMEOUT`]; why not, if it does not.
+async fn probe(running: &Running) -> Result<(), String> {
+    let options = mcpclient::CallOptions {
+        timeout: Some(PROBE_TIMEOUT),
+        ..mcpclient::CallOptions::default()
+    };
+    match running.client.request("ping", None, options).await {
+        Ok(_) => Ok(()),
+        // A server that does not know ping is there all the same.
+        Err(ClientError::Rpc(mcpclient::RpcError::Remote { .. })) => Ok(()),
+        Err(error) => Err(format!("did not answer a ping: {error}")),
+    }
+}
+
+/// Acts on what the running server sends until its connection closes (or, for an HTTP server,
+/// until it stops answering: probed every [`HEALTH_INTERVAL`], and at once after a failed
+/// exchange); returns why it stopped.
 async fn watch_events(
     upstream: &Upstream,
     running: &Arc<Running>,
     mut events: mpsc::Receiver<Event>,
     gateway: &Weak<Inner>,
 ) -> String {
-    while let Some(event) = events.recv().await {
+    let http = matches!(upstream.config.transport, UpstreamTransport::Http(_));
+    let mut health = tokio::time::interval(HEALTH_INTERVAL);
+    health.tick().await;
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => event,
+                None => break,
+            },
+            _ = health.tick(), if http => {
+                if let Err(reason) = probe(running).await {
+                    return reason;
+                }
+                continue;
+            }
+            () = upstream.failed.notified(), if http => {
+                if let Err(reason) = probe(running).await {
+                    return reason;
+                }
+                continue;
+            }
+        };
         let Some(hub) = gateway.upgrade() else {
             break;
         };
@@ -299,6 +340,9 @@ async fn watch_events(
             }
             Event::TransportError(error) => {
                 tracing::warn!(server = upstream.name(), %error, "transport");
+                if http {
+                    upstream.failed.notify_one();
+                }
             }
             Event::Unmatched(frame) => {
                 // A late answer after a timeout, a duplicate, or an invented id: only the id

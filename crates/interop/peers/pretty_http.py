@@ -1,8 +1,8 @@
 """A minimal Streamable HTTP MCP server (Python standard library only) that indents every JSON
 answer across lines, as an HTTP body may be; for the gateway's transport tests.
 
-`pretty_http.py` listens on 127.0.0.1 (an ephemeral port) and prints `listening
-127.0.0.1:PORT` on stderr. One tool, `p`, answers with a result whose text and numbers must
+`pretty_http.py [PORT]` listens on 127.0.0.1 (PORT, else an ephemeral port) and prints
+`listening 127.0.0.1:PORT` on stderr. One tool, `p`, answers with a result whose text and numbers must
 reach the client unchanged; `numbers` answers with the arguments it received, as text.
 """
 
@@ -73,7 +73,9 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    ThreadingHTTPServer.allow_reuse_address = True
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     host, port = server.server_address
     print(f"listening {host}:{port}", file=sys.stderr, flush=True)
     server.serve_forever()

@@ -325,12 +325,7 @@ async fn a_crashing_server_fails_its_call_at_once_and_is_restarted() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(back, "the demo server was not restarted");
-    let changes = client
-        .seen
-        .iter()
-        .filter(|m| m["method"] == "notifications/tools/list_changed")
-        .count();
-    assert!(changes >= 2, "withdrawn and restored: {:?}", client.seen);
+    client.assert_withdrawn_and_restored();
     assert!(client.log().contains("server down"), "{}", client.log());
 }
 

@@ -387,3 +387,54 @@ async fn an_unlisted_name_reaches_the_one_unprefixed_server_but_a_hidden_tool_ne
         "{unlisted}"
     );
 }
+
+/// An HTTP server that dies is noticed (a failed call, or the periodic ping), its tools are
+/// withdrawn and the client told; when it is back on its address, the gateway reconnects and
+/// lists its tools again (before: its tools stayed listed, and nothing was logged).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_http_server_is_noticed_withdrawn_and_reconnected() {
+    let (Some(_), Some(python)) = (spec(), python()) else {
+        return;
+    };
+    let python = python.display().to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let script = peer_file("pretty_http.py");
+    let pretty = HttpPeer::start(&python, &[&script, &port], &[], "/mcp").await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
+    let config = config(dir.path(), &[], &extra, "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    assert!(client.tool_names().await.contains(&"p__p".to_owned()));
+    drop(pretty);
+    let failed = client.call("p__p", json!({})).await.value().unwrap();
+    assert!(failed.get("error").is_some(), "{failed}");
+    let listed = |names: Vec<String>| names.contains(&"p__p".to_owned());
+    let mut withdrawn = false;
+    for _ in 0..100 {
+        if !listed(client.tool_names().await) {
+            withdrawn = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(withdrawn, "the dead server's tools are still listed");
+    assert!(client.log().contains("server down"), "{}", client.log());
+    let _back = HttpPeer::start(&python, &[&script, &port], &[], "/mcp").await;
+    let mut relisted = false;
+    for _ in 0..300 {
+        if listed(client.tool_names().await) {
+            relisted = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(relisted, "the server's tools did not come back");
+    let answer = client.call("p__p", json!({})).await.value().unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "line one\nline two");
+    client.assert_withdrawn_and_restored();
+}

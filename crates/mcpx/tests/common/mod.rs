@@ -242,6 +242,17 @@ impl Downstream {
         assert!(strays.is_empty(), "answers nobody asked for: {strays:?}");
     }
 
+    /// Asserts that the client was told at least twice that the tools changed: when a server's
+    /// tools were withdrawn, and when they came back.
+    pub fn assert_withdrawn_and_restored(&self) {
+        let changes = self
+            .seen
+            .iter()
+            .filter(|m| m["method"] == "notifications/tools/list_changed")
+            .count();
+        assert!(changes >= 2, "withdrawn and restored: {:?}", self.seen);
+    }
+
     /// The names of the listed tools.
     pub async fn tool_names(&mut self) -> Vec<String> {
         let listed = self.request("tools/list", json!({})).await.value().unwrap();
