@@ -92,6 +92,9 @@ struct Shared {
     reinitializing: tokio::sync::Mutex<()>,
     incoming: mpsc::Sender<Result<Received, TransportError>>,
     tasks: Mutex<JoinSet<()>>,
+    /// The exchange of each request in flight, by its id (JSON text): cancelling the request
+    /// stops it.
+    requests: Mutex<std::collections::HashMap<String, tokio::task::AbortHandle>>,
 }
 
 #[derive(Default)]
@@ -144,6 +147,7 @@ impl HttpTransport {
             reinitializing: tokio::sync::Mutex::new(()),
             incoming,
             tasks: Mutex::default(),
+            requests: Mutex::default(),
         });
         Ok(HttpTransport {
             sink: HttpSink { shared },
@@ -309,8 +313,14 @@ impl HttpSink {
                 }
                 let shared = self.shared.clone();
                 let frame = frame.clone();
-                self.shared
-                    .spawn(async move { shared.exchange(frame, Some(id)).await });
+                let key = id.clone();
+                let exchange = self.shared.spawn(async move {
+                    shared.exchange(frame, Some(id.clone())).await;
+                    lock_requests(&shared.requests).remove(&id);
+                });
+                let mut requests = lock_requests(&self.shared.requests);
+                requests.retain(|_, task| !task.is_finished());
+                requests.insert(key, exchange);
             }
             (Some("notifications/initialized"), None) => {
                 self.shared.exchange(frame.clone(), None).await;
@@ -320,6 +330,23 @@ impl HttpSink {
                 let _ = tokio::time::timeout(ACK_TIMEOUT, opened).await;
             }
             // Notifications and responses: the server only acknowledges them.
+            (Some("notifications/cancelled"), None) => {
+                // The request's own exchange stops too: the caller is gone, nobody waits for
+                // what the stream would still bring.
+                let cancelled = frame
+                    .value()
+                    .ok()
+                    .and_then(|v| v.pointer("/params/requestId").map(Value::to_string));
+                if let Some(exchange) =
+                    cancelled.and_then(|id| lock_requests(&self.shared.requests).remove(&id))
+                {
+                    exchange.abort();
+                }
+                let shared = self.shared.clone();
+                let frame = frame.clone();
+                self.shared
+                    .spawn(async move { shared.exchange(frame, None).await });
+            }
             _ => {
                 let shared = self.shared.clone();
                 let frame = frame.clone();
@@ -328,6 +355,12 @@ impl HttpSink {
             }
         }
     }
+}
+
+fn lock_requests(
+    requests: &Mutex<std::collections::HashMap<String, tokio::task::AbortHandle>>,
+) -> MutexGuard<'_, std::collections::HashMap<String, tokio::task::AbortHandle>> {
+    requests.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// How an event stream ended.
@@ -363,10 +396,13 @@ impl Shared {
         self.tasks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+    fn spawn(
+        &self,
+        task: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::AbortHandle {
         let mut tasks = self.tasks();
         while tasks.try_join_next().is_some() {}
-        tasks.spawn(task);
+        tasks.spawn(task)
     }
 
     fn failure(
