@@ -124,6 +124,11 @@ pub struct HttpOptions {
     pub session_idle_timeout: Duration,
     /// The most connections open at once ([`MAX_CONNECTIONS`] unless configured).
     pub max_connections: usize,
+    /// How long a request's headers may take, and a kept-alive connection may idle
+    /// ([`HEADER_READ_TIMEOUT`] unless configured).
+    pub header_read_timeout: Duration,
+    /// How long a request's body may take ([`BODY_READ_TIMEOUT`] unless configured).
+    pub body_read_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -134,6 +139,8 @@ impl Default for HttpOptions {
             max_sessions: MAX_SESSIONS,
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
             max_connections: MAX_CONNECTIONS,
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            body_read_timeout: BODY_READ_TIMEOUT,
         }
     }
 }
@@ -227,7 +234,7 @@ pub async fn serve_http(
         let mut http1 = hyper::server::conn::http1::Builder::new();
         http1
             .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .header_read_timeout(front.options.header_read_timeout)
             .keep_alive(true);
         let connection = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
         let connection = graceful.watch(connection);
@@ -497,7 +504,8 @@ impl Front {
         declared: Option<u64>,
     ) -> Result<(Vec<u8>, Vec<tokio::sync::SemaphorePermit<'_>>), Response> {
         use futures_util::StreamExt;
-        let deadline = tokio::time::Instant::now() + BODY_READ_TIMEOUT;
+        let within = self.options.body_read_timeout;
+        let deadline = tokio::time::Instant::now() + within;
         let expected = declared.map_or(0, |l| usize::try_from(l).unwrap_or(MAX_BODY_BYTES));
         let mut bytes = Vec::with_capacity(expected.min(MAX_BODY_BYTES));
         let mut room = Vec::new();
@@ -516,7 +524,7 @@ impl Front {
                 Err(_) => {
                     return Err(Refusal::new(
                         StatusCode::REQUEST_TIMEOUT,
-                        format!("the request body did not arrive within {BODY_READ_TIMEOUT:?}"),
+                        format!("the request body did not arrive within {within:?}"),
                     )
                     .into_response())
                 }

@@ -65,6 +65,10 @@ pub struct GatewaySection {
     pub max_sessions: usize,
     /// Connections the HTTP front holds open at once.
     pub max_connections: usize,
+    /// How long an HTTP request's headers may take (and a kept-alive connection idle).
+    pub header_read_timeout: Duration,
+    /// How long an HTTP request's body may take.
+    pub body_read_timeout: Duration,
     /// How long an HTTP session may be idle before it ends.
     pub session_idle_timeout: Duration,
 }
@@ -214,17 +218,24 @@ pub fn parse(
             .and_then(Value::as_u64)
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(mcpgateway::MAX_SESSIONS),
-        session_idle_timeout: match section
-            .and_then(|g| g.get("sessionIdleTimeout"))
-            .and_then(Value::as_f64)
-        {
-            Some(seconds) => {
-                Duration::try_from_secs_f64(seconds).context("gateway.sessionIdleTimeout")?
-            }
-            None => mcpgateway::SESSION_IDLE_TIMEOUT,
-        },
+        session_idle_timeout: seconds(section, "sessionIdleTimeout")?
+            .unwrap_or(mcpgateway::SESSION_IDLE_TIMEOUT),
+        header_read_timeout: seconds(section, "headerReadTimeout")?
+            .unwrap_or(mcpgateway::HEADER_READ_TIMEOUT),
+        body_read_timeout: seconds(section, "bodyReadTimeout")?
+            .unwrap_or(mcpgateway::BODY_READ_TIMEOUT),
     };
     Ok((servers, gateway))
+}
+
+/// The duration in seconds at `key` of the gateway section, if given (the schema bounds it).
+fn seconds(section: Option<&Value>, key: &str) -> anyhow::Result<Option<Duration>> {
+    match section.and_then(|g| g.get(key)).and_then(Value::as_f64) {
+        Some(seconds) => Ok(Some(
+            Duration::try_from_secs_f64(seconds).with_context(|| format!("gateway.{key}"))?,
+        )),
+        None => Ok(None),
+    }
 }
 
 /// An array of strings the schema checked, as a list.

@@ -591,3 +591,33 @@ async fn stalled_bodies_hold_a_bounded_budget_and_lock_no_one_out() {
     );
     drop(stalled);
 }
+
+/// A body that stops arriving is answered 408 once `bodyReadTimeout` has passed, and the
+/// connection closed (before: held open for as long as the client liked).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_body_is_answered_408_after_its_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = r#"{"bodyReadTimeout": 1}"#;
+    let peer = common::serve_http(&config(dir.path(), &[], "", gateway)).await;
+    let session = Raw::new(&peer).open("slow-body").await;
+    let address = peer
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut tcp = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nMcp-Session-Id: {session}\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(20), tcp.read(&mut answer))
+        .await
+        .expect("answered once the body timed out")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}

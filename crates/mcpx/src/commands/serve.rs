@@ -165,6 +165,8 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     allowed_origins: config.gateway.allowed_origins.clone(),
                     max_sessions: config.gateway.max_sessions,
                     max_connections: config.gateway.max_connections,
+                    header_read_timeout: config.gateway.header_read_timeout,
+                    body_read_timeout: config.gateway.body_read_timeout,
                     session_idle_timeout: config.gateway.session_idle_timeout,
                 };
                 mcpgateway::serve_http(gateway.clone(), listener, http, stop_signal())
