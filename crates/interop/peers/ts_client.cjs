@@ -61,7 +61,9 @@ async function main() {
 
   const steps = [];
   const counted = await client.callTool(
-    { name: "demo__count", arguments: { steps: 3 } },
+    // The server pauses between its progress and its answer: the SDK drops progress handlers
+    // when the answer arrives, and steps read together with it would be lost on its side.
+    { name: "demo__count", arguments: { steps: 3, pauseMs: 200 } },
     undefined,
     { onprogress: (p) => steps.push(p.progress) },
   );

@@ -438,3 +438,31 @@ async fn a_dead_http_server_is_noticed_withdrawn_and_reconnected() {
     assert_eq!(answer["result"]["content"][0]["text"], "line one\nline two");
     client.assert_withdrawn_and_restored();
 }
+
+/// A server that keeps failing to start is retried with a backoff that doubles from 0.25 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_server_is_retried_with_a_doubling_backoff() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let extra = r#""failing": {"command": "sh", "args": ["-c", "exit 3"]}"#;
+    let config = config(dir.path(), &[], extra, "");
+    let client = Downstream::start(&config, &[], json!({})).await;
+    let mut log = String::new();
+    for _ in 0..100 {
+        log = client.log();
+        if log.contains("retry_in=1s") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let waits: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("server down") && l.contains("failing"))
+        .filter_map(|l| l.split("retry_in=").nth(1))
+        .map(|rest| rest.split_whitespace().next().unwrap_or_default())
+        .collect();
+    assert!(
+        waits.starts_with(&["250ms", "500ms", "1s"]),
+        "{waits:?}\n{log}"
+    );
+}
