@@ -217,7 +217,6 @@ async fn terminate(pid: u32) -> Duration {
 /// stops within its bound, and no server is left running (before: still running 60 s later).
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
-    let Some(_) = spec() else { return };
     const SESSIONS: usize = 4;
     const QUEUED: usize = 48;
     let dir = tempfile::tempdir().unwrap();
@@ -260,7 +259,6 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
 /// the one idle longest, a session with a call in flight included.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
-    let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
     let gateway = r#"{"maxSessions": 3, "sessionIdleTimeout": 1}"#;
     let peer = common::serve_http(&config(dir.path(), &["--faults"], "", gateway)).await;
@@ -360,7 +358,6 @@ fn hostile_arguments() -> Vec<(&'static str, String)> {
 #[tokio::test(flavor = "multi_thread")]
 #[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
 async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one() {
-    let Some(_) = spec() else { return };
     for (shape, arguments) in hostile_arguments() {
         // A gateway of its own for each shape, so that each peak is its own.
         let dir = tempfile::tempdir().unwrap();
@@ -435,7 +432,6 @@ async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one()
 #[tokio::test(flavor = "multi_thread")]
 async fn idle_connections_neither_lock_clients_out_nor_stay_open() {
     use tokio::io::AsyncReadExt;
-    let Some(_) = spec() else { return };
     const IDLE: usize = 1_100;
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), &[], "", "").display().to_string();
@@ -484,7 +480,6 @@ async fn idle_connections_neither_lock_clients_out_nor_stay_open() {
 /// it: 20 sessions x 256 slow calls made a new session's call time out).
 #[tokio::test(flavor = "multi_thread")]
 async fn one_sessions_backlog_never_starves_another_sessions_call() {
-    let Some(_) = spec() else { return };
     const SESSIONS: usize = 4;
     const BACKLOG: usize = 40;
     let dir = tempfile::tempdir().unwrap();
@@ -539,7 +534,6 @@ async fn one_sessions_backlog_never_starves_another_sessions_call() {
 #[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
 async fn stalled_bodies_hold_a_bounded_budget_and_lock_no_one_out() {
     use tokio::io::AsyncWriteExt;
-    let Some(_) = spec() else { return };
     const STALLED: usize = 40;
     const SENT: usize = 12 * 1024 * 1024;
     let dir = tempfile::tempdir().unwrap();
@@ -597,7 +591,6 @@ async fn stalled_bodies_hold_a_bounded_budget_and_lock_no_one_out() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stalled_body_is_answered_408_after_its_timeout() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
     let gateway = r#"{"bodyReadTimeout": 1}"#;
     let peer = common::serve_http(&config(dir.path(), &[], "", gateway)).await;

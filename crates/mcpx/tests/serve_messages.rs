@@ -57,7 +57,6 @@ async fn answer_to(transport: &mut StdioTransport, text: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_message_with_an_id_is_answered_on_the_stdio_front() {
-    let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), &[], "", "");
     let mut client = raw_client(&config, "2025-11-25").await;
@@ -220,7 +219,6 @@ async fn a_call_right_after_a_crash_waits_for_the_restart() {
 /// this machine's, is refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_http_front_answers_with_the_id_and_checks_every_origin_and_the_host() {
-    let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
     let peer = common::serve_http(&config(dir.path(), &[], "", "")).await;
     let http = reqwest::Client::new();
@@ -465,4 +463,53 @@ async fn a_failing_server_is_retried_with_a_doubling_backoff() {
         waits.starts_with(&["250ms", "500ms", "1s"]),
         "{waits:?}\n{log}"
     );
+}
+
+/// What is not JSON is a parse error on both fronts: a POST body gets 400 with -32700; a line on
+/// stdio gets -32700 and the next line is read.
+#[tokio::test(flavor = "multi_thread")]
+async fn non_json_is_a_parse_error_on_both_fronts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &[], "", "");
+    let peer = common::serve_http(&config).await;
+    let http = reqwest::Client::new();
+    let refused = http
+        .post(&peer.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .body("this is not JSON")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let body: Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut child = tokio::process::Command::new(common::MCPX)
+        .args(["--config", &config.display().to_string(), "serve"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    input
+        .write_all(b"not JSON either\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let line = tokio::time::timeout(common::FRAME_WAIT, output.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    let (parse_error, ping) = (&answers[0], &answers[1]);
+    assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
+    assert_eq!(ping, &json!({"jsonrpc": "2.0", "id": 5, "result": {}}));
 }
