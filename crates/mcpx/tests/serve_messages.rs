@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::{config, demo_transcript, spec, Downstream};
 use mcpclient::{Frame, StdioTransport, Transport};
 use mcpx_interop::{peer_file, python, HttpPeer};
@@ -418,7 +420,7 @@ async fn a_dead_http_server_is_noticed_withdrawn_and_reconnected() {
             withdrawn = true;
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(withdrawn, "the dead server's tools are still listed");
     assert!(client.log().contains("server down"), "{}", client.log());
@@ -429,7 +431,7 @@ async fn a_dead_http_server_is_noticed_withdrawn_and_reconnected() {
             relisted = true;
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(relisted, "the server's tools did not come back");
     let answer = client.call("p__p", json!({})).await.value().unwrap();
@@ -451,7 +453,7 @@ async fn a_failing_server_is_retried_with_a_doubling_backoff() {
         if log.contains("retry_in=1s") {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let waits: Vec<&str> = log
         .lines()
@@ -512,4 +514,53 @@ async fn non_json_is_a_parse_error_on_both_fronts() {
     let (parse_error, ping) = (&answers[0], &answers[1]);
     assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
     assert_eq!(ping, &json!({"jsonrpc": "2.0", "id": 5, "result": {}}));
+}
+
+/// After a server has run for `STABLE_AFTER` (30 s), its backoff starts again from 0.25 s: two
+/// quick crashes make it 0.25 s then 0.5 s; a crash after a stable run waits 0.25 s again.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_restart_backoff_resets_after_a_stable_run() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &["--faults"], "", "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let retries = |log: String| -> Vec<String> {
+        log.lines()
+            .filter(|l| l.contains("server down") && l.contains("demo"))
+            .filter_map(|l| l.split("retry_in=").nth(1))
+            .map(|rest| {
+                rest.split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    for _ in 0..2 {
+        // A call waits for the restart, so the second crash comes right after it.
+        let crashed = client.call("demo__crash", json!({})).await.value().unwrap();
+        assert_eq!(crashed["error"]["code"], -32603, "{crashed}");
+    }
+    for _ in 0..100 {
+        if retries(client.log()).len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(retries(client.log()), ["250ms", "500ms"]);
+    let summed = client.call("demo__get-sum", json!({"a": 1, "b": 1})).await;
+    assert_eq!(
+        summed.value().unwrap()["result"]["structuredContent"]["sum"],
+        2
+    );
+    tokio::time::sleep(mcpgateway::STABLE_AFTER + Duration::from_secs(1)).await;
+    let crashed = client.call("demo__crash", json!({})).await.value().unwrap();
+    assert_eq!(crashed["error"]["code"], -32603, "{crashed}");
+    for _ in 0..100 {
+        if retries(client.log()).len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(retries(client.log()), ["250ms", "500ms", "250ms"]);
 }
