@@ -564,3 +564,61 @@ async fn the_restart_backoff_resets_after_a_stable_run() {
     }
     assert_eq!(retries(client.log()), ["250ms", "500ms", "250ms"]);
 }
+
+/// A notification an HTTP server is slow to acknowledge holds up nothing: a call sent after it
+/// reaches the server before the acknowledgement is given (before, each notification was sent
+/// inline, and the call was sent only once it was acknowledged).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_acknowledgement_holds_up_no_call() {
+    let (Some(_), Some(python)) = (spec(), python()) else {
+        return;
+    };
+    let python = python.display().to_string();
+    let slow = [("PRETTY_SLOW_ACK", "20")];
+    let pretty = HttpPeer::start(&python, &[&peer_file("pretty_http.py")], &slow, "/mcp").await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
+    let config = config(dir.path(), &[], &extra, "");
+    let mut client = Downstream::start(&config, &[], json!({"roots": {"listChanged": true}})).await;
+    assert!(client.tool_names().await.contains(&"p__p".to_owned()));
+    // Passed on to every server; the indenting one takes 20 s (less than mcpclient::ACK_TIMEOUT)
+    // to acknowledge it.
+    client
+        .notify("notifications/roots/list_changed", None)
+        .await;
+    let answer = client.call("p__p", json!({})).await.value().unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "line one\nline two");
+    let log = pretty.log();
+    let called = log.find("call p").expect("the call reached the server");
+    let acked = log.find("acked notifications/roots/list_changed");
+    assert!(acked.is_none_or(|acked| called < acked), "{log}");
+}
+
+/// A call to an HTTP server that times out is cancelled, and its exchange stopped: the answer
+/// that comes later is never read (before, the exchange went on, read it, and it was dropped as
+/// an answer nobody waited for).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timed_out_http_call_stops_its_exchange() {
+    let (Some(_), Some(python)) = (spec(), python()) else {
+        return;
+    };
+    let python = python.display().to_string();
+    let pretty = HttpPeer::start(&python, &[&peer_file("pretty_http.py")], &[], "/mcp").await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
+    let config = config(dir.path(), &[], &extra, "");
+    let mut client = Downstream::start(&config, &["--timeout", "1"], json!({})).await;
+    assert!(client.tool_names().await.contains(&"p__slow".to_owned()));
+    let timed_out = client.call("p__slow", json!({})).await.value().unwrap();
+    let message = timed_out["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("no answer within"), "{timed_out}");
+    // The server answers 3 s after the call; by then nobody reads its stream.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let summed = client.call("demo__get-sum", json!({"a": 1, "b": 1})).await;
+    assert_eq!(
+        summed.value().unwrap()["result"]["structuredContent"]["sum"],
+        2
+    );
+    let log = client.log();
+    assert!(!log.contains("answer to no pending request"), "{log}");
+}
