@@ -165,20 +165,34 @@ async fn params_and_meta_pass_through_unchanged() {
     assert_eq!(params["x-extra"].to_string(), r#"{"kept":[1,2.50]}"#);
 }
 
+/// The indenting stdlib HTTP server (`peers/pretty_http.py`, with `env`) as server `p` beside
+/// the demo server, behind `mcpx serve ARGS` on stdio with a client declaring `capabilities`;
+/// `None` without the Python peers.
+async fn behind_pretty(
+    env: &[(&str, &str)],
+    args: &[&str],
+    capabilities: Value,
+) -> Option<(HttpPeer, Downstream, tempfile::TempDir)> {
+    let (Some(_), Some(python)) = (spec(), python()) else {
+        return None;
+    };
+    let python = python.display().to_string();
+    let pretty = HttpPeer::start(&python, &[&peer_file("pretty_http.py")], env, "/mcp").await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
+    let config = config(dir.path(), &[], &extra, "");
+    let mut client = Downstream::start(&config, args, capabilities).await;
+    assert!(client.tool_names().await.contains(&"p__p".to_owned()));
+    Some((pretty, client, dir))
+}
+
 /// An HTTP server that indents its answers: on the stdio front each answer is still one line,
 /// its content unchanged; and arguments reach a server with their number text as written.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_indenting_http_server_and_number_text_through_the_stdio_front() {
-    let (Some(_), Some(python)) = (spec(), python()) else {
+    let Some((_pretty, mut client, _dir)) = behind_pretty(&[], &[], json!({})).await else {
         return;
     };
-    let python = python.display().to_string();
-    let pretty = HttpPeer::start(&python, &[&peer_file("pretty_http.py")], &[], "/mcp").await;
-    let dir = tempfile::tempdir().unwrap();
-    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
-    let config = config(dir.path(), &[], &extra, "");
-    let mut client = Downstream::start(&config, &[], json!({})).await;
-    assert!(client.tool_names().await.contains(&"p__p".to_owned()));
     let answer = client.call("p__p", json!({})).await;
     assert!(!answer.text().contains('\n'));
     let answer = answer.value().unwrap();
@@ -570,17 +584,11 @@ async fn the_restart_backoff_resets_after_a_stable_run() {
 /// inline, and the call was sent only once it was acknowledged).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_slow_acknowledgement_holds_up_no_call() {
-    let (Some(_), Some(python)) = (spec(), python()) else {
+    let slow = [("PRETTY_SLOW_ACK", "20")];
+    let roots = json!({"roots": {"listChanged": true}});
+    let Some((pretty, mut client, _dir)) = behind_pretty(&slow, &[], roots).await else {
         return;
     };
-    let python = python.display().to_string();
-    let slow = [("PRETTY_SLOW_ACK", "20")];
-    let pretty = HttpPeer::start(&python, &[&peer_file("pretty_http.py")], &slow, "/mcp").await;
-    let dir = tempfile::tempdir().unwrap();
-    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
-    let config = config(dir.path(), &[], &extra, "");
-    let mut client = Downstream::start(&config, &[], json!({"roots": {"listChanged": true}})).await;
-    assert!(client.tool_names().await.contains(&"p__p".to_owned()));
     // Passed on to every server; the indenting one takes 20 s (less than mcpclient::ACK_TIMEOUT)
     // to acknowledge it.
     client
@@ -599,16 +607,10 @@ async fn a_slow_acknowledgement_holds_up_no_call() {
 /// an answer nobody waited for).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_timed_out_http_call_stops_its_exchange() {
-    let (Some(_), Some(python)) = (spec(), python()) else {
+    let timeout = ["--timeout", "1"];
+    let Some((_pretty, mut client, _dir)) = behind_pretty(&[], &timeout, json!({})).await else {
         return;
     };
-    let python = python.display().to_string();
-    let pretty = HttpPeer::start(&python, &[&peer_file("pretty_http.py")], &[], "/mcp").await;
-    let dir = tempfile::tempdir().unwrap();
-    let extra = format!(r#""p": {{"url": "{}"}}"#, pretty.url);
-    let config = config(dir.path(), &[], &extra, "");
-    let mut client = Downstream::start(&config, &["--timeout", "1"], json!({})).await;
-    assert!(client.tool_names().await.contains(&"p__slow".to_owned()));
     let timed_out = client.call("p__slow", json!({})).await.value().unwrap();
     let message = timed_out["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("no answer within"), "{timed_out}");
