@@ -30,7 +30,7 @@ use crate::{GatewayOptions, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT, STA
 /// The gateway. Cloning it gives another handle to the same gateway.
 #[derive(Clone)]
 pub struct Gateway {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 pub(crate) struct Inner {

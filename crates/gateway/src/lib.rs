@@ -24,6 +24,8 @@ mod naming;
 mod options;
 mod ratelog;
 mod requests;
+#[cfg(test)]
+mod routing_tests;
 mod session;
 mod stdio;
 mod upstream;

@@ -1,0 +1,149 @@
+//! The gateway's session rules in memory, with two or more sessions and no server process:
+//! whom a server's question goes to, and which session gets a log message or a resource update.
+
+use std::sync::{Arc, Mutex};
+
+use mcpclient::Frame;
+use serde_json::{json, Value};
+
+use crate::bridge::NoAsker;
+use crate::{Gateway, GatewayOptions, Outbox, Session};
+
+/// An outbox that keeps what it is given.
+#[derive(Clone, Default)]
+struct Kept(Arc<Mutex<Vec<Value>>>);
+
+impl Outbox for Kept {
+    fn send(&self, frame: Frame, _related: Option<&str>) {
+        self.0.lock().unwrap().push(frame.value().unwrap());
+    }
+
+    fn finish(&self, _id: &str, response: Option<Frame>) {
+        if let Some(frame) = response {
+            self.0.lock().unwrap().push(frame.value().unwrap());
+        }
+    }
+}
+
+impl Kept {
+    fn methods(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["method"].as_str().map(str::to_owned))
+            .collect()
+    }
+}
+
+/// A gateway with no servers, and sessions declaring `capabilities`, initialized.
+fn gateway_with(sessions: &[Value]) -> (Gateway, Vec<(Arc<Session>, Kept)>) {
+    let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
+    let sessions = sessions
+        .iter()
+        .map(|capabilities| {
+            let kept = Kept::default();
+            let session = gateway.open_session(kept.clone());
+            session.initialized("2025-11-25", capabilities.clone());
+            (session, kept)
+        })
+        .collect();
+    (gateway, sessions)
+}
+
+/// Session `s` has request `id` in flight to server 0.
+fn calling(s: &Session, id: &str) {
+    s.begin(id).unwrap();
+    s.calls(id, 0);
+}
+
+fn asked(gateway: &Gateway, capability: &str, during: Option<&str>) -> Result<usize, NoAsker> {
+    let sessions = gateway.inner.sessions();
+    gateway
+        .inner
+        .asker(0, capability, during)
+        .map(|(session, _)| {
+            sessions
+                .iter()
+                .position(|s| Arc::ptr_eq(s, &session))
+                .unwrap()
+        })
+}
+
+#[tokio::test]
+async fn a_question_goes_to_the_one_session_calling_and_is_never_guessed() {
+    let elicits = json!({"elicitation": {"form": {}}, "roots": {}});
+    let (gateway, sessions) = gateway_with(&[elicits.clone(), elicits.clone(), json!({})]);
+    // The third session declared nothing: never a candidate.
+    let (a, b) = (&sessions[0].0, &sessions[1].0);
+    // Nobody calling: nobody asked.
+    assert_eq!(
+        asked(&gateway, "elicitation", None),
+        Err(NoAsker::Undeclared)
+    );
+    calling(a, "1");
+    assert_eq!(asked(&gateway, "elicitation", None), Ok(0));
+    calling(b, "1");
+    assert_eq!(
+        asked(&gateway, "elicitation", None),
+        Err(NoAsker::Ambiguous { sessions: 2 })
+    );
+    // The transport said whose call it was: that session, whoever else is calling.
+    let tagged = gateway.inner.tag(b, "1");
+    assert_eq!(asked(&gateway, "elicitation", Some(&tagged.tag)), Ok(1));
+    drop(tagged);
+    // A session that did not declare the capability is not asked, even when it is the caller.
+    let (gateway, sessions) = gateway_with(&[json!({}), elicits]);
+    calling(&sessions[0].0, "7");
+    assert_eq!(
+        asked(&gateway, "elicitation", None),
+        Err(NoAsker::Undeclared)
+    );
+}
+
+#[tokio::test]
+async fn roots_with_no_call_in_flight_go_to_the_one_session_that_declared_them() {
+    let roots = json!({"roots": {"listChanged": true}});
+    let (gateway, _sessions) = gateway_with(&[json!({}), roots.clone()]);
+    assert_eq!(asked(&gateway, "roots", None), Ok(1));
+    let (gateway, _sessions) = gateway_with(&[roots.clone(), roots]);
+    assert_eq!(
+        asked(&gateway, "roots", None),
+        Err(NoAsker::Ambiguous { sessions: 2 })
+    );
+}
+
+#[tokio::test]
+async fn log_messages_and_updates_reach_only_the_sessions_that_want_them() {
+    let (gateway, sessions) = gateway_with(&[json!({}), json!({}), json!({})]);
+    let message = |level: &str| {
+        Frame::from_value(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": level, "data": level}}))
+    };
+    // Nobody chose a level: everyone gets everything.
+    gateway.inner.deliver_log(&message("debug"));
+    assert!(sessions.iter().all(|(_, kept)| kept.methods().len() == 1));
+    // One chose debug, one error; the third gets info and above once anyone has chosen.
+    sessions[0].0.set_log_level(0);
+    sessions[1].0.set_log_level(4);
+    for level in ["debug", "info", "error"] {
+        gateway.inner.deliver_log(&message(level));
+    }
+    let counts: Vec<usize> = sessions.iter().map(|(_, k)| k.methods().len()).collect();
+    assert_eq!(counts, [1 + 3, 1 + 1, 1 + 2]);
+
+    sessions[1].0.set_subscribed(0, "demo://a", true);
+    let updated = Frame::from_value(&json!({"jsonrpc": "2.0",
+        "method": "notifications/resources/updated", "params": {"uri": "demo://a"}}));
+    gateway.inner.deliver_update(0, &updated);
+    let updates: Vec<usize> = sessions
+        .iter()
+        .map(|(_, k)| {
+            k.methods()
+                .iter()
+                .filter(|m| *m == "notifications/resources/updated")
+                .count()
+        })
+        .collect();
+    assert_eq!(updates, [0, 1, 0]);
+}
