@@ -146,10 +146,8 @@ impl Gateway {
         lock(&self.inner.sessions)
             .retain(|s| s.strong_count() > 0 && !s.ptr_eq(&Arc::downgrade(session)));
         let gone = session.take_subscriptions();
-        if !gone.is_empty() {
-            let inner = self.inner.clone();
-            tokio::spawn(async move { inner.release(gone).await });
-        }
+        let inner = self.inner.clone();
+        tokio::spawn(async move { inner.release(gone).await });
     }
 
     /// Takes one frame from the client of `session`. Requests are answered through the

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, OnceCell};
 use crate::gateway::{error, lock, Inner};
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::{self, Running};
-use crate::{Isolation, Session, START_TIMEOUT};
+use crate::{Session, START_TIMEOUT};
 
 /// A session (by the address of its `Arc`) and a server.
 type Key = (usize, usize);
@@ -74,7 +74,7 @@ impl Inner {
         session: &Arc<Session>,
         index: usize,
     ) -> Result<Arc<Running>, Value> {
-        if self.upstreams[index].config.isolation == Isolation::Shared {
+        if self.upstreams[index].is_shared() {
             return self.running(index).await;
         }
         let cell = lock(&self.instances.0)

@@ -25,7 +25,7 @@ use crate::catalog::Route;
 use crate::gateway::{error, lock, raw, Answer, Inner};
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::State;
-use crate::{InvalidArguments, Isolation, Session};
+use crate::{InvalidArguments, Session};
 
 /// The level a session that never chose one gets once another session has chosen: what servers
 /// send by default would otherwise change under it.
@@ -255,7 +255,7 @@ impl Inner {
     /// A place in flight to shared server `index` for a request of `session`, in turn with
     /// the other sessions; none is needed for a connection of the session's own.
     async fn turn(&self, session: &Arc<Session>, index: usize) -> Option<crate::fair::Slot> {
-        if self.upstreams[index].config.isolation != Isolation::Shared {
+        if !self.upstreams[index].is_shared() {
             return None;
         }
         Some(
@@ -358,9 +358,13 @@ impl Inner {
                 session.send(Frame::from_value(&note), Some(id));
             }
         };
-        let call = running
-            .client
-            .call_tool_params(params, options, route.unlisted);
+        let call = async {
+            if route.unlisted {
+                running.client.call_unlisted_tool(params, options).await
+            } else {
+                running.client.call_tool_params(params, options).await
+            }
+        };
         tokio::pin!(call);
         let outcome = loop {
             tokio::select! {
@@ -440,7 +444,7 @@ impl Inner {
         let upstream = self.route_resource(&uri).await?;
         let _in_order = self.scoped.lock().await;
         // A per-session server's connection is this session's alone: nobody else to count.
-        let shared = self.upstreams[upstream].config.isolation == Isolation::Shared;
+        let shared = self.upstreams[upstream].is_shared();
         let others = shared
             && self
                 .sessions()
@@ -463,10 +467,10 @@ impl Inner {
     /// A session ended: the subscriptions only it had end upstream, and the log level is
     /// worked out again without it.
     pub(crate) async fn release(self: &Arc<Self>, gone: Vec<(usize, String)>) {
-        let _in_order = self.scoped.lock().await;
+        let in_order = self.scoped.lock().await;
         for (upstream, uri) in gone {
             let still = self.sessions().iter().any(|s| s.subscribed(upstream, &uri));
-            if still {
+            if still || !self.upstreams[upstream].is_shared() {
                 continue;
             }
             if let Some(running) = self.upstreams[upstream].running() {
@@ -484,6 +488,9 @@ impl Inner {
                 }
             }
         }
+        drop(in_order);
+        // The most verbose level may have been the ended session's.
+        self.apply_log_level().await;
     }
 
     /// The most verbose level any session asked for, sent to every running server that logs
@@ -501,7 +508,7 @@ impl Inner {
             return;
         }
         for upstream in &self.upstreams {
-            if only.is_some_and(|i| i != upstream.index) {
+            if only.is_some_and(|i| i != upstream.index) || !upstream.is_shared() {
                 continue;
             }
             let Some(running) = upstream.running() else {
@@ -528,6 +535,9 @@ impl Inner {
 
     /// A server (re)started: what the sessions asked of it before is asked again.
     pub(crate) async fn reapply(self: &Arc<Self>, index: usize) {
+        if !self.upstreams[index].is_shared() {
+            return;
+        }
         let subscribed: std::collections::BTreeSet<String> = self
             .sessions()
             .iter()

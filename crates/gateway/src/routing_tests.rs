@@ -147,3 +147,16 @@ async fn log_messages_and_updates_reach_only_the_sessions_that_want_them() {
         .collect();
     assert_eq!(updates, [0, 1, 0]);
 }
+
+#[tokio::test]
+async fn the_servers_log_level_follows_the_sessions_that_remain() {
+    let (gateway, sessions) = gateway_with(&[json!({}), json!({})]);
+    sessions[0].0.set_log_level(0);
+    sessions[1].0.set_log_level(4);
+    gateway.inner.apply_log_level().await;
+    assert_eq!(*gateway.inner.applied_level.lock().unwrap(), Some(0));
+    // The session that wanted debug ends: error is the most verbose level left.
+    gateway.close_session(&sessions[0].0);
+    gateway.inner.release(Vec::new()).await;
+    assert_eq!(*gateway.inner.applied_level.lock().unwrap(), Some(4));
+}

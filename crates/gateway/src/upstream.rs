@@ -77,6 +77,13 @@ impl Upstream {
         &self.config.name
     }
 
+    /// Whether the sessions share this server's connection. A per-session server's supervised
+    /// connection only lists what it offers: what it logs or updates is nobody's, and the
+    /// sessions' subscriptions and log levels go to their own connections.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.config.isolation == crate::Isolation::Shared
+    }
+
     pub(crate) fn state(&self) -> State {
         self.state.borrow().clone()
     }
@@ -331,8 +338,8 @@ async fn watch_events(
                             hub.changed();
                         });
                     }
-                    "notifications/message" => hub.deliver_log(&frame),
-                    "notifications/resources/updated" => {
+                    "notifications/message" if upstream.is_shared() => hub.deliver_log(&frame),
+                    "notifications/resources/updated" if upstream.is_shared() => {
                         hub.deliver_update(upstream.index, &frame);
                     }
                     _ => {}

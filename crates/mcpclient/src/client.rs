@@ -338,27 +338,33 @@ impl Client {
     ///
     /// # Errors
     /// As [`Client::call_tool`]; [`ClientError::Malformed`] without a string `name`.
-    ///
-    /// `unlisted`: the tool is not in the server's list (a gateway passing a name on to the
-    /// server that answers for it); with no schema to check, the arguments are sent as they
-    /// are, and the server's answer is the answer.
     pub async fn call_tool_params(
         &self,
         params: RawParams,
         options: CallOptions,
-        unlisted: bool,
     ) -> Result<CallOutcome, ClientError> {
-        if unlisted {
-            let response = self
-                .inner
-                .request_raw("tools/call", Some(params.to_raw()), options)
-                .await?;
-            return Ok(CallOutcome {
-                response,
-                warnings: Vec::new(),
-            });
-        }
         self.inner.call_tool(params, options).await
+    }
+
+    /// Calls a tool the server did not list, with `params` as they are (a gateway passing a
+    /// name on to the one server that answers for it): with no schema to check them against,
+    /// the arguments are sent unchecked, and the server's answer is the answer.
+    ///
+    /// # Errors
+    /// The call's own failure.
+    pub async fn call_unlisted_tool(
+        &self,
+        params: RawParams,
+        options: CallOptions,
+    ) -> Result<CallOutcome, ClientError> {
+        let response = self
+            .inner
+            .request_raw("tools/call", Some(params.to_raw()), options)
+            .await?;
+        Ok(CallOutcome {
+            response,
+            warnings: Vec::new(),
+        })
     }
 
     /// Sends any other request as it is and returns the answer unchanged: resources, prompts,
