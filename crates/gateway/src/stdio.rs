@@ -160,10 +160,14 @@ where
         };
         match frame {
             Ok(frame) => {
-                let is_request = frame
-                    .head()
-                    .is_some_and(|h| h.method.is_some() && h.id().is_some());
-                if is_request && (!held.frames.is_empty() || !session.has_room_for_a_request()) {
+                // Only a front at its limit looks at what the frame is (the gateway decodes it).
+                let pacing = !held.frames.is_empty() || !session.has_room_for_a_request();
+                let is_request = || {
+                    frame
+                        .head()
+                        .is_some_and(|h| h.method.is_some() && h.id().is_some())
+                };
+                if pacing && is_request() {
                     held.push(frame);
                 } else {
                     gateway.receive(&session, frame);
