@@ -303,6 +303,11 @@ impl Inner {
             client_info: json!({"name": "mcpx-gateway", "version": env!("CARGO_PKG_VERSION")}),
             handlers: upstream::handlers(Arc::downgrade(self), index, None),
             timeout: self.options.timeout,
+            protocol: self
+                .upstreams
+                .get(index)
+                .map(|u| u.config.protocol)
+                .unwrap_or_default(),
         }
     }
 

@@ -64,6 +64,8 @@ pub struct UpstreamConfig {
     /// What its tools' and prompts' exposed names start with (`prefix`; `SERVER__` unless
     /// configured, and empty to expose them as they are).
     pub prefix: String,
+    /// Which protocol era to speak to it (`protocol`): probe by default.
+    pub protocol: mcpclient::Protocol,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).

@@ -241,6 +241,7 @@ impl Inner {
             timeout: Some(self.options.timeout),
             progress: None,
             tag: Some(tagged.tag.clone()),
+            log_level: session.log_level_name(),
         };
         match running
             .client
@@ -349,6 +350,7 @@ impl Inner {
         };
         options.timeout = Some(self.options.timeout);
         options.tag = Some(tagged.tag.clone());
+        options.log_level = session.log_level_name();
         params.set("name", &json!(route.name));
         let forward = |mut step: Value| {
             if let Some(token) = &token {

@@ -144,6 +144,13 @@ impl Session {
         *lock(&self.log_level)
     }
 
+    /// The session's log level by name, for a modern server (which takes it in each request).
+    pub(crate) fn log_level_name(&self) -> Option<String> {
+        self.log_level()
+            .and_then(|l| LOG_LEVELS.get(l))
+            .map(|l| (*l).to_owned())
+    }
+
     pub(crate) fn set_log_level(&self, level: usize) {
         *lock(&self.log_level) = Some(level);
     }

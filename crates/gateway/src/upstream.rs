@@ -212,21 +212,40 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, gateway: Weak<Inner>) {
     }
 }
 
+/// Starts the server (stdio) or reaches it (HTTP) and connects: the transport's failure, or the
+/// client's.
+async fn connect(
+    config: &UpstreamConfig,
+    options: ClientOptions,
+) -> Result<Result<(Client, mpsc::Receiver<Event>), ClientError>, String> {
+    Ok(match &config.transport {
+        UpstreamTransport::Stdio(command) => {
+            let transport = StdioTransport::spawn_grouped(command).map_err(|e| e.to_string())?;
+            Client::connect_with(transport, options).await
+        }
+        UpstreamTransport::Http(http) => {
+            let transport = HttpTransport::new(http).map_err(|e: TransportError| e.to_string())?;
+            Client::connect_with(transport, options).await
+        }
+    })
+}
+
 /// Connects, and lists what the server offers.
 pub(crate) async fn start(
     config: &UpstreamConfig,
     options: ClientOptions,
 ) -> Result<(Running, mpsc::Receiver<Event>), String> {
     let failed = |e: &dyn std::fmt::Display| e.to_string();
-    let (client, events) = match &config.transport {
-        UpstreamTransport::Stdio(command) => {
-            let transport = StdioTransport::spawn_grouped(command).map_err(|e| failed(&e))?;
-            Client::connect_with(transport, options).await
+    let (client, events) = match connect(config, options.clone()).await? {
+        // A legacy server that exits when probed: started again, and not probed.
+        Err(ClientError::ClosedByProbe) => {
+            let legacy = ClientOptions {
+                protocol: mcpclient::Protocol::Legacy,
+                ..options
+            };
+            connect(config, legacy).await?
         }
-        UpstreamTransport::Http(http) => {
-            let transport = HttpTransport::new(http).map_err(|e: TransportError| failed(&e))?;
-            Client::connect_with(transport, options).await
-        }
+        connected => connected,
     }
     .map_err(|e| failed(&e))?;
     if offers(&client, "tools") {

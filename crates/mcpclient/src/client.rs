@@ -1,29 +1,54 @@
 //! The MCP client: handshake, the tool list compiled once, calls whose arguments are enforced
 //! and whose outputs are checked warn-only, and raw pass-through for everything else.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use schemaval::CompileError;
 use serde_json::{json, Value};
 use thiserror::Error;
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
+use crate::headers::{header_params, ToolHeaders};
+use crate::modern::{
+    self, codes, probed, Identity, Probed, Protocol, DISCOVER_TIMEOUT, MAX_INPUT_ROUNDS,
+    META_SERVER_INFO, MODERN_VERSION,
+};
 use crate::params::count_values;
-use crate::serve::serve;
+use crate::serve::{fulfil, serve};
+use crate::tools::HEADER_WARNING;
 use crate::tools::{list_warnings, output_warnings};
 use crate::{
-    CallOutcome, Connection, Event, Handlers, RawParams, Response, RpcError, Tool, Transport,
-    Warning,
+    CallOutcome, Connection, Event, Frame, Handlers, RawParams, Response, RpcError, Tool,
+    Transport, Warning,
 };
 use serde_json::value::RawValue;
 
-/// The protocol version the client offers.
+/// The protocol version the client offers in `initialize` (to a legacy server).
 pub const OFFERED_VERSION: &str = "2025-11-25";
 
-/// The versions the client accepts from a server, newest first.
+/// The versions the client accepts in answer to `initialize`, newest first.
 pub const ACCEPTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Every version the client speaks, newest first: the modern one, then the legacy ones.
+pub const SUPPORTED_VERSIONS: [&str; 5] = [
+    MODERN_VERSION,
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
+/// How long a `subscriptions/listen` request may stay open: it is meant to stay open for as
+/// long as the connection (the server ends it, or the client cancels it).
+pub const LISTEN_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// How long to wait before opening a `subscriptions/listen` stream again after the server
+/// ended one or it failed (the connection still open).
+pub const LISTEN_RETRY: Duration = Duration::from_secs(5);
 
 /// How long a request waits for its answer unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -52,11 +77,23 @@ pub enum ClientError {
     /// The JSON-RPC call failed.
     #[error(transparent)]
     Rpc(#[from] RpcError),
-    /// The server answered `initialize` with a version the client does not speak.
-    #[error("the server speaks protocol {got}, not one of {}", ACCEPTED_VERSIONS.join(", "))]
+    /// The server speaks no version the client does (its answer to `initialize`, or the
+    /// versions it named to `server/discover`).
+    #[error("the server speaks protocol {got}, not one of {}", SUPPORTED_VERSIONS.join(", "))]
     UnsupportedVersion {
         /// What the server said.
         got: String,
+    },
+    /// The server closed the connection when probed with `server/discover`: a legacy server
+    /// that takes nothing before `initialize`. Connecting again with [`Protocol::Legacy`]
+    /// does not probe.
+    #[error("the server closed the connection when probed with server/discover; with \"protocol\": \"legacy\" it is not probed")]
+    ClosedByProbe,
+    /// Asked to speak the modern protocol only, to a server that does not.
+    #[error("the server does not speak protocol {MODERN_VERSION} ({why})")]
+    NotModern {
+        /// What its answer to `server/discover` was.
+        why: String,
     },
     /// The arguments violate the tool's `inputSchema`; nothing was sent.
     #[error("invalid arguments for tool '{tool}': {}", violations.first().map(String::as_str).unwrap_or_default())]
@@ -129,6 +166,8 @@ pub struct ClientOptions {
     pub handlers: Handlers,
     /// How long each request waits for its answer.
     pub timeout: Duration,
+    /// Which protocol era to speak: probe (the default), legacy only, or modern only.
+    pub protocol: Protocol,
 }
 
 impl Default for ClientOptions {
@@ -137,6 +176,7 @@ impl Default for ClientOptions {
             client_info: json!({"name": "mcpx", "version": env!("CARGO_PKG_VERSION")}),
             handlers: Handlers::default(),
             timeout: DEFAULT_TIMEOUT,
+            protocol: Protocol::Auto,
         }
     }
 }
@@ -150,8 +190,13 @@ pub struct CallOptions {
     /// for progress with a token of its own). Lossy past [`MAX_QUEUED_PROGRESS`] unread.
     pub progress: Option<mpsc::Sender<Value>>,
     /// A tag of the caller's: a request the server sends during this call, when the transport
-    /// tells which call it belongs to, reaches the handlers with it (`during`).
+    /// tells which call it belongs to, reaches the handlers with it (`during`). A modern
+    /// server's questions (`input_required`) reach the handlers with it too.
     pub tag: Option<String>,
+    /// For a modern server: the log level this request asks for
+    /// (`io.modelcontextprotocol/logLevel`), unless the params carry one; else the level last
+    /// set with `logging/setLevel`.
+    pub log_level: Option<String>,
 }
 
 impl CallOptions {
@@ -184,7 +229,18 @@ struct Listed {
 }
 
 pub(crate) struct Inner {
+    /// Itself, for the tasks it starts (they must not keep it alive).
+    this: Weak<Inner>,
     pub(crate) connection: Connection,
+    /// Set for a modern server: what each request says of the client.
+    modern: Option<Identity>,
+    /// For a modern server over HTTP: the listed tools' `x-mcp-header` arguments, which the
+    /// transport sends as headers.
+    tool_headers: Option<ToolHeaders>,
+    /// A modern server's log level, as `logging/setLevel` set it: sent in each request.
+    log_level: RwLock<Option<String>>,
+    /// A modern server's `subscriptions/listen` stream and the resources it asks updates for.
+    listen: Mutex<Listen>,
     protocol_version: String,
     initialize_result: Value,
     tools: RwLock<Listed>,
@@ -194,6 +250,22 @@ pub(crate) struct Inner {
     timeout: Duration,
     pub(crate) handlers: Handlers,
     next_token: AtomicU64,
+}
+
+/// The `subscriptions/listen` stream of a modern server.
+#[derive(Default)]
+struct Listen {
+    /// The resources `resources/subscribe` asked for, in order.
+    uris: BTreeSet<String>,
+    /// The task holding the stream open.
+    task: Option<AbortHandle>,
+}
+
+/// How the handshake went.
+struct Handshake {
+    modern: Option<Identity>,
+    version: String,
+    answer: Value,
 }
 
 impl Client {
@@ -221,30 +293,19 @@ impl Client {
         transport: T,
         options: ClientOptions,
     ) -> Result<(Client, mpsc::Receiver<Event>), ClientError> {
+        let tool_headers = transport.tool_headers();
         let (connection, events) = Connection::start(transport);
-        let params = json!({
-            "protocolVersion": OFFERED_VERSION,
-            "capabilities": options.handlers.capabilities(),
-            "clientInfo": options.client_info,
-        });
-        let answer = connection
-            .request("initialize", Some(params), options.timeout)
-            .await?
-            .result()
-            .map_err(|e| malformed("initialize", e.to_string()))?;
-        let version = answer
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| malformed("initialize", "no protocolVersion".to_owned()))?
-            .to_owned();
-        if !ACCEPTED_VERSIONS.contains(&version.as_str()) {
-            return Err(ClientError::UnsupportedVersion { got: version });
-        }
-        connection.notify("notifications/initialized", None).await?;
-        let inner = Arc::new(Inner {
+        let handshake = handshake(&connection, &options).await?;
+        let listening = handshake.modern.is_some();
+        let inner = Arc::new_cyclic(|this| Inner {
+            this: this.clone(),
             connection,
-            protocol_version: version,
-            initialize_result: answer,
+            tool_headers: tool_headers.filter(|_| handshake.modern.is_some()),
+            modern: handshake.modern,
+            log_level: RwLock::default(),
+            listen: Mutex::default(),
+            protocol_version: handshake.version,
+            initialize_result: handshake.answer,
             tools: RwLock::default(),
             next_listing: AtomicU64::new(1),
             timeout: options.timeout,
@@ -253,6 +314,9 @@ impl Client {
         });
         let (to_app, app_events) = mpsc::channel(crate::MAX_QUEUED_EVENTS);
         tokio::spawn(serve(Arc::downgrade(&inner), events, to_app));
+        if listening {
+            inner.listen();
+        }
         Ok((Client { inner }, app_events))
     }
 
@@ -261,11 +325,31 @@ impl Client {
     /// # Errors
     /// [`ClientError::Rpc`] when the server does not answer in time.
     pub async fn ping(&self) -> Result<(), ClientError> {
+        // 2026-07-28 has no ping: a modern server is asked what it speaks instead.
+        let method = if self.inner.modern.is_some() {
+            "server/discover"
+        } else {
+            "ping"
+        };
         self.inner
-            .connection
-            .request("ping", None, self.inner.timeout)
+            .send(method, None, self.inner.timeout, None, None)
             .await?;
         Ok(())
+    }
+
+    /// Whether the server is spoken to in the modern protocol (2026-07-28: no session,
+    /// `_meta` in every request, questions in results).
+    pub fn is_modern(&self) -> bool {
+        self.inner.modern.is_some()
+    }
+
+    /// The server's name and version as it gave them (`serverInfo` of `initialize`, or
+    /// `_meta.io.modelcontextprotocol/serverInfo` of `server/discover`).
+    pub fn server_info(&self) -> Option<&Value> {
+        let answer = &self.inner.initialize_result;
+        answer
+            .get("serverInfo")
+            .or_else(|| answer.get("_meta").and_then(|m| m.get(META_SERVER_INFO)))
     }
 
     /// The negotiated protocol version.
@@ -273,7 +357,8 @@ impl Client {
         &self.inner.protocol_version
     }
 
-    /// The server's answer to `initialize`, as it sent it (`serverInfo`, `instructions`, …).
+    /// The server's answer to `initialize` (or, for a modern server, to `server/discover`), as
+    /// it sent it (`serverInfo`, `instructions`, …).
     pub fn initialize_result(&self) -> &Value {
         &self.inner.initialize_result
     }
@@ -417,6 +502,7 @@ impl Client {
     /// Closes the connection and waits until it is closed (for stdio: the server stopped and
     /// reaped). Calls still waiting end with an error.
     pub async fn close(&self) {
+        self.inner.stop_listening();
         self.inner.connection.close().await;
     }
 
@@ -429,19 +515,219 @@ impl Client {
         if method == "notifications/initialized" {
             return Err(ClientError::Reserved(method.to_owned()));
         }
+        if self.inner.modern.is_some() && method == "notifications/roots/list_changed" {
+            // 2026-07-28 removed it: the server asks for roots with each request it needs them
+            // for.
+            return Ok(());
+        }
         Ok(self.inner.connection.notify(method, params).await?)
     }
 }
 
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.inner.stop_listening();
+    }
+}
+
+/// `initialize`, or for a modern server (found by the `server/discover` probe unless
+/// `options` say legacy) nothing more than the probe.
+async fn handshake(
+    connection: &Connection,
+    options: &ClientOptions,
+) -> Result<Handshake, ClientError> {
+    let identity = Identity {
+        capabilities: options.handlers.capabilities(),
+        client_info: options.client_info.clone(),
+    };
+    if options.protocol != Protocol::Legacy {
+        let wait = options.timeout.min(DISCOVER_TIMEOUT);
+        if let Some(modern) = probe(connection, options, &identity, wait).await? {
+            return Ok(modern);
+        }
+    }
+    let params = json!({
+        "protocolVersion": OFFERED_VERSION,
+        "capabilities": options.handlers.capabilities(),
+        "clientInfo": options.client_info,
+    });
+    let answer = match connection
+        .request("initialize", Some(params), options.timeout)
+        .await
+    {
+        // A modern server that was too slow for the probe names its versions here.
+        Err(RpcError::Remote {
+            code: codes::UNSUPPORTED_PROTOCOL_VERSION,
+            data,
+            ..
+        }) if options.protocol == Protocol::Auto
+            && data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|v| v.iter().any(|v| v == MODERN_VERSION)) =>
+        {
+            let modern = probe(connection, options, &identity, options.timeout).await?;
+            return modern.ok_or_else(|| ClientError::NotModern {
+                why: "it refused initialize for 2026-07-28, then did not answer server/discover"
+                    .to_owned(),
+            });
+        }
+        answer => answer?,
+    }
+    .result()
+    .map_err(|e| malformed("initialize", e.to_string()))?;
+    let version = answer
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed("initialize", "no protocolVersion".to_owned()))?
+        .to_owned();
+    if !ACCEPTED_VERSIONS.contains(&version.as_str()) {
+        return Err(ClientError::UnsupportedVersion { got: version });
+    }
+    connection.notify("notifications/initialized", None).await?;
+    Ok(Handshake {
+        modern: None,
+        version,
+        answer,
+    })
+}
+
+/// Sends `server/discover` and waits `wait` for the answer: the handshake of a modern server,
+/// `None` for a legacy one (or an error when only the modern era was asked for).
+async fn probe(
+    connection: &Connection,
+    options: &ClientOptions,
+    identity: &Identity,
+    wait: Duration,
+) -> Result<Option<Handshake>, ClientError> {
+    let params = modern::stamp(None, identity, None)
+        .map_err(|e| malformed("server/discover", e.to_string()))?;
+    let answer = connection
+        .request_tagged("server/discover", Some(params), wait, None)
+        .await;
+    match answer {
+        Err(RpcError::Closed) => return Err(ClientError::ClosedByProbe),
+        Err(RpcError::Timeout { .. }) if options.protocol == Protocol::Auto => {
+            tracing::warn!(
+                after = ?wait,
+                "the server did not answer server/discover: taken for a legacy server (\"protocol\": \"legacy\" skips the probe)"
+            );
+        }
+        _ => {}
+    }
+    match probed(answer) {
+        Probed::Modern(answer) => Ok(Some(Handshake {
+            modern: Some(identity.clone()),
+            version: MODERN_VERSION.to_owned(),
+            answer,
+        })),
+        Probed::ModernWithout(versions) if options.protocol == Protocol::Modern => {
+            Err(ClientError::UnsupportedVersion {
+                got: versions.join(", "),
+            })
+        }
+        Probed::Legacy(why) if options.protocol == Protocol::Modern => {
+            Err(ClientError::NotModern { why })
+        }
+        other => {
+            tracing::debug!(probe = ?other, "not a modern server: initialize");
+            Ok(None)
+        }
+    }
+}
+
 impl Inner {
+    /// The `subscriptions/listen` filter for what the server announces and what is
+    /// subscribed; `None` when there is nothing to listen for.
+    fn listen_filter(&self) -> Option<Value> {
+        let declared = |capability: &str, flag: &str| {
+            self.initialize_result
+                .pointer(&format!("/capabilities/{capability}/{flag}"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        };
+        let mut filter = serde_json::Map::new();
+        for (capability, key) in [
+            ("tools", "toolsListChanged"),
+            ("prompts", "promptsListChanged"),
+            ("resources", "resourcesListChanged"),
+        ] {
+            if declared(capability, "listChanged") {
+                filter.insert(key.to_owned(), json!(true));
+            }
+        }
+        let uris = &self.listen.lock().unwrap_or_else(|p| p.into_inner()).uris;
+        if !uris.is_empty() {
+            filter.insert("resourceSubscriptions".to_owned(), json!(uris));
+        }
+        (!filter.is_empty()).then_some(Value::Object(filter))
+    }
+
+    /// Opens a modern server's `subscriptions/listen` stream in a task of its own, which opens
+    /// it again [`LISTEN_RETRY`] after it ends while the connection lasts. Its notifications
+    /// arrive as every other event (a changed tool list is listed again).
+    fn listen(self: &Arc<Inner>) {
+        if self.listen_filter().is_none() {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let task = tokio::spawn(async move {
+            loop {
+                let Some(inner) = weak.upgrade() else { return };
+                let Some(filter) = inner.listen_filter() else {
+                    return;
+                };
+                let params = serde_json::value::to_raw_value(&json!({ "notifications": filter }))
+                    .expect("a Value serializes");
+                let ended = inner
+                    .send(
+                        "subscriptions/listen",
+                        Some(params),
+                        LISTEN_TIMEOUT,
+                        None,
+                        None,
+                    )
+                    .await;
+                drop(inner);
+                match ended {
+                    Err(ClientError::Rpc(RpcError::Closed)) => return,
+                    Err(error) => tracing::debug!(%error, "subscriptions/listen ended"),
+                    Ok(_) => tracing::debug!("the server ended subscriptions/listen"),
+                }
+                tokio::time::sleep(LISTEN_RETRY).await;
+            }
+        });
+        let mut listen = self.listen.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(old) = listen.task.replace(task.abort_handle()) {
+            old.abort();
+        }
+    }
+
+    /// Ends the `subscriptions/listen` stream (the client is going).
+    fn stop_listening(&self) {
+        if let Some(task) = self
+            .listen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .task
+            .take()
+        {
+            task.abort();
+        }
+    }
+
     async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let params = cursor.take().map(|c| json!({ "cursor": c }));
+            let params = cursor
+                .take()
+                .map(|c| serde_json::value::to_raw_value(&json!({ "cursor": c })))
+                .transpose()
+                .map_err(|e| malformed(method, e.to_string()))?;
             let page = self
-                .connection
-                .request(method, params, self.timeout)
+                .send(method, params, self.timeout, None, None)
                 .await?
                 .result()
                 .map_err(|e| malformed(method, e.to_string()))?;
@@ -488,7 +774,30 @@ impl Inner {
                 tracing::warn!(tool = tool.name(), %error, "inputSchema does not compile; calls to it are refused");
             }
         }
-        let warnings = list_warnings(&tools);
+        let mut warnings = list_warnings(&tools);
+        if let Some(table) = &self.tool_headers {
+            let mut declared = std::collections::HashMap::new();
+            tools.retain(|tool| {
+                let schema = tool.raw().get("inputSchema").unwrap_or(&Value::Null);
+                match header_params(schema) {
+                    Ok(found) => {
+                        if !found.is_empty() {
+                            declared.insert(tool.name.clone(), found);
+                        }
+                        true
+                    }
+                    Err(why) => {
+                        warnings.push(Warning {
+                            message: HEADER_WARNING.to_owned(),
+                            tool: tool.name.clone(),
+                            lines: vec![why],
+                        });
+                        false
+                    }
+                }
+            });
+            *table.write().unwrap_or_else(|p| p.into_inner()) = declared;
+        }
         for warning in &warnings {
             tracing::warn!(tool = %warning.tool, lines = ?warning.lines, "{}", warning.message);
         }
@@ -610,10 +919,165 @@ impl Inner {
             }
             None => None,
         };
-        Ok(self
-            .connection
-            .request_tagged(method, params, timeout, options.tag)
-            .await?)
+        if self.modern.is_some() {
+            if let Some(answered) = self.answer_locally(method, params.as_deref())? {
+                return Ok(answered);
+            }
+        }
+        self.send(
+            method,
+            params,
+            timeout,
+            options.tag,
+            options.log_level.as_deref(),
+        )
+        .await
+    }
+
+    /// Sends a request in the server's era: for a modern server with the request fields in
+    /// `_meta`, and its `input_required` answers fulfilled by the handlers and retried until
+    /// the result is complete; for a legacy one without them.
+    async fn send(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        timeout: Duration,
+        tag: Option<String>,
+        log_level: Option<&str>,
+    ) -> Result<Response, ClientError> {
+        let Some(identity) = &self.modern else {
+            let params = modern::unstamp(params);
+            return Ok(self
+                .connection
+                .request_tagged(method, params, timeout, tag)
+                .await?);
+        };
+        let level = match log_level {
+            Some(level) => Some(level.to_owned()),
+            None => self
+                .log_level
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        };
+        let first = modern::stamp(params.as_deref(), identity, level.as_deref())
+            .map_err(|e| malformed(method, e.to_string()))?;
+        if !modern::INPUT_METHODS.contains(&method) {
+            return Ok(self
+                .connection
+                .request_tagged(method, Some(first), timeout, tag)
+                .await?);
+        }
+        let mut sent = first.clone();
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let response = self
+                .connection
+                .request_tagged(method, Some(sent), timeout, tag.clone())
+                .await?;
+            let Some(input) = modern::input_required(&response) else {
+                return Ok(response);
+            };
+            let responses = if input.requests.is_empty() {
+                None
+            } else {
+                Some(self.fulfil_all(input.requests, tag.clone()).await?)
+            };
+            sent = modern::retry_params(Some(&first), responses, input.state)
+                .map_err(|e| malformed(method, e.to_string()))?;
+        }
+        Err(malformed(
+            method,
+            format!("the server asked for input {MAX_INPUT_ROUNDS} times without finishing"),
+        ))
+    }
+
+    /// Answers a modern server's `inputRequests` with the handlers, all at once: the
+    /// `inputResponses` object. A handler's refusal fails the request with its error.
+    async fn fulfil_all(
+        &self,
+        requests: Vec<(String, Value)>,
+        tag: Option<String>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let asked = requests.into_iter().map(|(key, request)| {
+            let tag = tag.clone();
+            async move {
+                let method = request
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                (key, fulfil(&self.handlers, &method, params, tag).await)
+            }
+        });
+        let mut responses = serde_json::Map::new();
+        for (key, answer) in futures_util::future::join_all(asked).await {
+            match answer {
+                Ok(result) => {
+                    responses.insert(key, result);
+                }
+                Err(error) => {
+                    return Err(ClientError::Rpc(RpcError::Remote {
+                        code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+                        message: error
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        data: error.get("data").cloned(),
+                    }))
+                }
+            }
+        }
+        serde_json::value::to_raw_value(&responses).map_err(|e| malformed("input", e.to_string()))
+    }
+
+    /// What a modern server has no method for and the client answers itself: the log level
+    /// (sent in each request from now on) and resource subscriptions (kept on the
+    /// `subscriptions/listen` stream). `None` for everything else.
+    fn answer_locally(
+        self: &Inner,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Option<Response>, ClientError> {
+        let members = || match params {
+            Some(raw) => RawParams::parse(raw).map_err(|e| malformed(method, e.to_string())),
+            None => Ok(RawParams::default()),
+        };
+        match method {
+            "logging/setLevel" => {
+                let level = members()?
+                    .get_str("level")
+                    .ok_or_else(|| malformed(method, "params need a level".to_owned()))?;
+                *self.log_level.write().unwrap_or_else(|p| p.into_inner()) = Some(level);
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let uri = members()?
+                    .get_str("uri")
+                    .ok_or_else(|| malformed(method, "params need a uri".to_owned()))?;
+                let mut listen = self.listen.lock().unwrap_or_else(|p| p.into_inner());
+                let changed = if method == "resources/subscribe" {
+                    listen.uris.insert(uri)
+                } else {
+                    listen.uris.remove(&uri)
+                };
+                drop(listen);
+                if changed {
+                    self.relisten();
+                }
+            }
+            _ => return Ok(None),
+        }
+        let empty = json!({"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete"}});
+        Ok(Some(Response::from_frame(Frame::from_value(&empty))?))
+    }
+
+    /// Opens the `subscriptions/listen` stream again with what it should carry now.
+    fn relisten(&self) {
+        self.stop_listening();
+        if let Some(this) = self.this.upgrade() {
+            this.listen();
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 //! it carries is resumed by a GET with `Last-Event-ID` after the server's `retry` delay, as is
 //! the GET stream; at most [`MAX_RESUMPTIONS`] times in a row without progress.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -24,6 +25,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::headers::{modern_headers, ToolHeaders};
 use crate::sse::{sse_events, SseError};
 use crate::{
     Frame, FrameError, FrameSink, FrameSource, Received, Transport, TransportError,
@@ -53,6 +55,10 @@ pub const MAX_REDIRECTS: usize = 5;
 
 /// Bytes of an error answer's body quoted in the error.
 const ERROR_EXCERPT_BYTES: usize = 200;
+
+/// How many times a 2026-07-28 request whose response stream broke before its answer is sent
+/// again under a new id (that revision has no resumption: the request is lost with the stream).
+pub const MAX_REISSUES: u32 = 1;
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -95,6 +101,11 @@ struct Shared {
     /// The exchange of each request in flight, by its id (JSON text): cancelling the request
     /// stops it.
     requests: Mutex<std::collections::HashMap<String, tokio::task::AbortHandle>>,
+    /// The `x-mcp-header` arguments of the listed tools, for 2026-07-28 requests.
+    tool_headers: ToolHeaders,
+    /// A 2026-07-28 request was sent: the server is modern, and a cancelled request is
+    /// cancelled by closing its stream alone (no notification is posted).
+    modern: AtomicBool,
 }
 
 #[derive(Default)]
@@ -148,6 +159,8 @@ impl HttpTransport {
             incoming,
             tasks: Mutex::default(),
             requests: Mutex::default(),
+            tool_headers: ToolHeaders::default(),
+            modern: AtomicBool::new(false),
         });
         Ok(HttpTransport {
             sink: HttpSink { shared },
@@ -237,6 +250,10 @@ impl Drop for HttpSink {
 impl Transport for HttpTransport {
     type Sink = HttpSink;
     type Source = HttpSource;
+
+    fn tool_headers(&self) -> Option<ToolHeaders> {
+        Some(self.sink.shared.tool_headers.clone())
+    }
 
     fn split(self) -> (HttpSink, HttpSource) {
         (self.sink, self.source)
@@ -342,6 +359,9 @@ impl HttpSink {
                 {
                     exchange.abort();
                 }
+                if self.shared.modern.load(Ordering::Relaxed) {
+                    return;
+                }
                 let shared = self.shared.clone();
                 let frame = frame.clone();
                 self.shared
@@ -385,6 +405,13 @@ struct Reply {
     retry: Option<Duration>,
     /// A failure after which resuming is pointless (an event over the size limit).
     fatal: Option<String>,
+    /// The id (JSON text) the caller knows the request by, when it was sent again under
+    /// another ([`Reply::request_id`]).
+    original_id: Option<String>,
+    /// A 2026-07-28 exchange: a stream is never resumed.
+    modern: bool,
+    /// A modern stream ended before the answer: the request is lost.
+    lost: bool,
 }
 
 impl Shared {
@@ -465,6 +492,10 @@ impl Shared {
 
     /// POSTs one frame and delivers what comes back; failures are reported, never returned.
     async fn exchange(self: &Arc<Self>, frame: Frame, request_id: Option<String>) {
+        if let Some(headers) = modern_headers(&frame, &self.tool_headers) {
+            self.modern.store(true, Ordering::Relaxed);
+            return self.exchange_modern(frame, request_id, headers).await;
+        }
         let is_initialize = request_id.is_some()
             && self.session().initialize_id.as_deref() == request_id.as_deref();
         let mut retried = false;
@@ -505,10 +536,7 @@ impl Shared {
                 }
             }
             if !status.is_success() {
-                let message = excerpt(response).await;
-                return self
-                    .report(self.failure(request_id, "POST", Some(status), message))
-                    .await;
+                return self.refused(response, request_id).await;
             }
             if is_initialize {
                 if let Err(e) = self.take_session_id(&response, request_id.clone()) {
@@ -523,6 +551,127 @@ impl Shared {
                 self.report(e).await;
             }
             return;
+        }
+    }
+
+    /// Delivers the answer in an error response's body when it answers `request_id` (a
+    /// modern server answers an unsupported version or a header mismatch with 400 and a
+    /// JSON-RPC error; some servers send errors with a 404); else reports the failure.
+    async fn refused(&self, response: reqwest::Response, request_id: Option<String>) {
+        let status = response.status();
+        let body = excerpt_bounded(response).await;
+        if let Some(answer) = Frame::parse(&body)
+            .ok()
+            .filter(|f| is_answer_to(f, request_id.as_deref()))
+        {
+            let _ = self.incoming.send(Ok(Received::unrelated(answer))).await;
+            return;
+        }
+        let mut message = body;
+        if message.len() > ERROR_EXCERPT_BYTES {
+            let mut cut = ERROR_EXCERPT_BYTES;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        self.report(self.failure(request_id, "POST", Some(status), message.trim().to_owned()))
+            .await;
+    }
+
+    /// POSTs a 2026-07-28 request: no session, the request's headers beside its body, no
+    /// resumption. A stream that ends before the answer lost the request: it is sent again
+    /// under a new id ([`MAX_REISSUES`] times at most), and the answer delivered under the
+    /// first.
+    async fn exchange_modern(
+        self: &Arc<Self>,
+        frame: Frame,
+        request_id: Option<String>,
+        headers: Vec<(String, String)>,
+    ) {
+        let mut sent = frame;
+        let mut wire_id = request_id.clone();
+        for attempt in 0..=MAX_REISSUES {
+            let mut post = self
+                .request(Method::POST, None, None)
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream")
+                .body(sent.text().to_owned());
+            for (name, value) in &headers {
+                post = post.header(name.as_str(), value.as_str());
+            }
+            if request_id.is_none() {
+                post = post.timeout(ACK_TIMEOUT);
+            }
+            let response = match post.send().await {
+                Ok(response) => response,
+                Err(e) => {
+                    return self
+                        .report(self.failure(request_id, "POST", None, e.to_string()))
+                        .await
+                }
+            };
+            if !response.status().is_success() {
+                return self.refused_as(response, wire_id, request_id).await;
+            }
+            let mut reply = Reply {
+                request_id: wire_id.clone(),
+                original_id: (wire_id != request_id)
+                    .then(|| request_id.clone())
+                    .flatten(),
+                modern: true,
+                ..Reply::default()
+            };
+            if let Err(e) = self.read_reply(response, &mut reply).await {
+                return self.report(e).await;
+            }
+            if !reply.lost {
+                return;
+            }
+            let (Some(original), true) = (&request_id, attempt < MAX_REISSUES) else {
+                break;
+            };
+            let new_id = json!(format!("mcpx-reissue-{}-{original}", attempt + 1)).to_string();
+            match with_id(&sent, &new_id) {
+                Some(frame) => sent = frame,
+                None => break,
+            }
+            tracing::debug!(request = %original, "the response stream broke: sent again as {new_id}");
+            wire_id = Some(new_id);
+        }
+        self.report(self.failure(
+            request_id,
+            "POST",
+            None,
+            format!("the response stream ended before the answer, {MAX_REISSUES} times"),
+        ))
+        .await;
+    }
+
+    /// [`Shared::refused`] for a request sent under `wire_id` in place of `original`.
+    async fn refused_as(
+        &self,
+        response: reqwest::Response,
+        wire_id: Option<String>,
+        original: Option<String>,
+    ) {
+        if wire_id == original {
+            return self.refused(response, original).await;
+        }
+        let status = response.status();
+        let body = excerpt_bounded(response).await;
+        let answer = Frame::parse(&body)
+            .ok()
+            .filter(|f| is_answer_to(f, wire_id.as_deref()))
+            .and_then(|f| with_id(&f, original.as_deref().unwrap_or("null")));
+        match answer {
+            Some(answer) => {
+                let _ = self.incoming.send(Ok(Received::unrelated(answer))).await;
+            }
+            None => {
+                self.report(self.failure(original, "POST", Some(status), String::new()))
+                    .await
+            }
         }
     }
 
@@ -611,9 +760,13 @@ impl Shared {
             if reply.request_id.is_none() || reply.answered {
                 return Ok(());
             }
-            let request_id = reply.request_id.clone();
+            let request_id = reply.original_id.clone().or(reply.request_id.clone());
             if let Some(fatal) = reply.fatal.take() {
                 return Err(self.failure(request_id, "POST", None, fatal));
+            }
+            if reply.modern {
+                reply.lost = true;
+                return Ok(());
             }
             let Some(last) = reply.last_event_id.clone() else {
                 return Err(self.failure(
@@ -721,9 +874,15 @@ impl Shared {
     }
 
     /// Delivers a frame from the server, or keeps it when it is the answer the exchange keeps.
-    async fn take(&self, frame: Frame, reply: &mut Reply) {
+    async fn take(&self, mut frame: Frame, reply: &mut Reply) {
         if is_answer_to(&frame, reply.request_id.as_deref()) {
             reply.answered = true;
+            if let Some(original) = &reply.original_id {
+                match with_id(&frame, original) {
+                    Some(answer) => frame = answer,
+                    None => return,
+                }
+            }
             self.note_version(&frame);
             if reply.keep {
                 reply.answer = Some(frame);
@@ -732,7 +891,7 @@ impl Shared {
         }
         // What arrives on a request's stream belongs to that request: the server's questions
         // during a call are the call's.
-        let related = reply.request_id.clone();
+        let related = reply.original_id.clone().or(reply.request_id.clone());
         let _ = self.incoming.send(Ok(Received { frame, related })).await;
     }
 
@@ -896,6 +1055,21 @@ impl Shared {
             tokio::time::sleep(reply.retry.unwrap_or(DEFAULT_RETRY)).await;
         }
     }
+}
+
+/// `frame` with its `id` set to `id` (JSON text), every other member as it was written.
+fn with_id(frame: &Frame, id: &str) -> Option<Frame> {
+    let mut members = crate::RawParams::parse(
+        serde_json::value::RawValue::from_string(frame.text().to_owned())
+            .ok()?
+            .as_ref(),
+    )
+    .ok()?;
+    members.set_raw(
+        "id",
+        serde_json::value::RawValue::from_string(id.to_owned()).ok()?,
+    );
+    Frame::parse(members.to_raw().get()).ok()
 }
 
 /// Whether `frame` is the response to the request with id `request_id` (JSON text).

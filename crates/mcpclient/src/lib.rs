@@ -17,9 +17,11 @@ mod client;
 mod elicitation;
 mod frame;
 mod handlers;
+mod headers;
 mod http;
 mod lines;
 mod message;
+mod modern;
 mod params;
 mod rpc;
 mod serve;
@@ -30,7 +32,8 @@ mod transport;
 
 pub use client::{
     CallOptions, Client, ClientError, ClientOptions, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
-    MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS, OFFERED_VERSION, RESERVED_METHODS,
+    LISTEN_RETRY, LISTEN_TIMEOUT, MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS,
+    OFFERED_VERSION, RESERVED_METHODS, SUPPORTED_VERSIONS,
 };
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
 pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES};
@@ -38,17 +41,28 @@ pub use handlers::{
     BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, HandlerError, Handlers,
     RootsHandler, SamplingHandler,
 };
+pub use headers::{
+    decode_header_value, encode_header_value, header_params, HeaderParams, ToolHeaders,
+    MAX_SAFE_INTEGER,
+};
 pub use http::{
     HttpConfig, HttpSession, HttpSink, HttpSource, HttpTransport, ACK_TIMEOUT, CONNECT_TIMEOUT,
-    DEFAULT_RETRY, MAX_REDIRECTS, MAX_RESUMPTIONS, MAX_RETRY,
+    DEFAULT_RETRY, MAX_REDIRECTS, MAX_REISSUES, MAX_RESUMPTIONS, MAX_RETRY,
 };
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use message::Message;
+pub use modern::{
+    codes, Protocol, DISCOVER_TIMEOUT, INPUT_METHODS, MAX_INPUT_ROUNDS, META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
+    META_SUBSCRIPTION_ID, MODERN_VERSION, REQUEST_META_KEYS,
+};
 pub use params::{count_values, RawParams};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{
     StderrTail, StdioCommand, StdioSink, StdioSource, StdioTransport, MAX_STDERR_LINES, STOP_GRACE,
 };
-pub use tools::{CallOutcome, Tool, Warning, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING};
+pub use tools::{
+    CallOutcome, Tool, Warning, HEADER_WARNING, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING,
+};
 pub use transport::{FrameSink, FrameSource, Received, Transport, TransportError};

@@ -64,6 +64,11 @@ impl RawParams {
         self.set_raw(outer, inner.to_raw());
     }
 
+    /// Whether the object has no members.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Takes member `key` away.
     pub fn remove(&mut self, key: &str) -> Option<Box<RawValue>> {
         self.0.shift_remove(key)

@@ -307,6 +307,12 @@ impl Connection {
         let (answer, answered) = oneshot::channel();
         let key = id.to_string();
         locked(&self.pending).insert(key.clone(), Waiting { answer, tag });
+        // The reader marks the connection closing before it drops every waiting call: a call
+        // registered after that drop sees the mark here, instead of waiting out its timeout.
+        if *self.closing.borrow() {
+            locked(&self.pending).remove(&key);
+            return Err(RpcError::Closed);
+        }
         // Withdraws the call and tells the peer, if this future ends without an answer.
         let mut guard = Withdraw {
             pending: &self.pending,

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::client::Inner;
-use crate::{elicitation, Event, Frame};
+use crate::{elicitation, Event, Frame, Handlers};
 
 pub(crate) async fn serve(
     client: Weak<Inner>,
@@ -100,31 +100,7 @@ fn answer(
     let handlers = inner.handlers.clone();
     let client = Arc::downgrade(inner);
     let task = tokio::spawn(async move {
-        let outcome: Result<Value, Value> = match method.as_str() {
-            "ping" => Ok(json!({})),
-            "elicitation/create" if handlers.elicitation.is_some() => {
-                let handler = handlers.elicitation.as_deref().expect("checked above");
-                elicitation::answer(handler, params, during).await
-            }
-            "sampling/createMessage" if handlers.sampling.is_some() => {
-                let handler = handlers.sampling.as_deref().expect("checked above");
-                handler
-                    .create_message(&params, during.as_deref())
-                    .await
-                    .map_err(|e| e.to_json())
-            }
-            "roots/list" if handlers.roots.is_some() => {
-                let handler = handlers.roots.as_deref().expect("checked above");
-                handler
-                    .list_roots(&params, during.as_deref())
-                    .await
-                    .map_err(|e| e.to_json())
-            }
-            other => Err(json!({
-                "code": -32601,
-                "message": format!("method not found: {other} (this client has no handler for it)")
-            })),
-        };
+        let outcome = fulfil(&handlers, &method, params, during).await;
         let answer = match outcome {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
@@ -134,6 +110,43 @@ fn answer(
         }
     });
     Some((key, task.abort_handle()))
+}
+
+/// What the application's handlers answer to a server's question (`elicitation/create`,
+/// `sampling/createMessage`, `roots/list`, `ping`), asked as a request (legacy servers) or as
+/// one of the `inputRequests` of an `input_required` result (modern ones): the result, or the
+/// JSON-RPC error object.
+pub(crate) async fn fulfil(
+    handlers: &Handlers,
+    method: &str,
+    params: Value,
+    during: Option<String>,
+) -> Result<Value, Value> {
+    match method {
+        "ping" => Ok(json!({})),
+        "elicitation/create" if handlers.elicitation.is_some() => {
+            let handler = handlers.elicitation.as_deref().expect("checked above");
+            elicitation::answer(handler, params, during).await
+        }
+        "sampling/createMessage" if handlers.sampling.is_some() => {
+            let handler = handlers.sampling.as_deref().expect("checked above");
+            handler
+                .create_message(&params, during.as_deref())
+                .await
+                .map_err(|e| e.to_json())
+        }
+        "roots/list" if handlers.roots.is_some() => {
+            let handler = handlers.roots.as_deref().expect("checked above");
+            handler
+                .list_roots(&params, during.as_deref())
+                .await
+                .map_err(|e| e.to_json())
+        }
+        other => Err(json!({
+            "code": -32601,
+            "message": format!("method not found: {other} (this client has no handler for it)")
+        })),
+    }
 }
 
 /// Acts on the notifications the client itself cares about: a changed tool list is listed and

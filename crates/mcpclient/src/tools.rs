@@ -124,6 +124,11 @@ impl Checked {
 }
 
 /// A warning for each listed tool whose `outputSchema` does not compile.
+/// The warning for a tool dropped from the list because its `x-mcp-header` declarations are
+/// invalid (2026-07-28 over HTTP: such a tool cannot be called correctly).
+pub const HEADER_WARNING: &str =
+    "tool dropped from the list: its x-mcp-header declarations are invalid";
+
 pub(crate) fn list_warnings(tools: &[Tool]) -> Vec<Warning> {
     tools
         .iter()

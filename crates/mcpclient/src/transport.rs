@@ -145,4 +145,11 @@ pub trait Transport: Send + Sized {
     fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
         self.halves().0.close()
     }
+
+    /// Where a transport that sends a tool's `x-mcp-header` arguments as HTTP headers reads
+    /// them (the client fills it when it lists tools, and drops tools whose declarations are
+    /// invalid); `None` for a transport without headers.
+    fn tool_headers(&self) -> Option<crate::headers::ToolHeaders> {
+        None
+    }
 }

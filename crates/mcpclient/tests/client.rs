@@ -4,10 +4,20 @@
 use std::path::Path;
 use std::time::Duration;
 
-use mcpclient::{Client, ClientError, StdioCommand, StdioTransport};
+use mcpclient::{Client, ClientError, ClientOptions, Protocol, StdioCommand, StdioTransport};
 use serde_json::{json, Value};
 
 const INIT_ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"s","version":"1"}}}"#;
+
+/// These servers speak the `initialize` handshake only (and would take the 2026-07-28 probe for
+/// it): the client is told not to probe.
+fn legacy() -> ClientOptions {
+    ClientOptions {
+        client_info: json!({"name": "t", "version": "1"}),
+        protocol: Protocol::Legacy,
+        ..ClientOptions::default()
+    }
+}
 
 fn server(script: &str) -> StdioTransport {
     StdioTransport::spawn(&StdioCommand {
@@ -44,7 +54,7 @@ async fn an_older_version_is_accepted_and_server_requests_are_answered() {
          read ping; echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}'; read rest",
         log = log.display()
     );
-    let (client, _events) = Client::connect(server(&script), json!({"name": "t", "version": "1"}))
+    let (client, _events) = Client::connect_with(server(&script), legacy())
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2025-06-18");
@@ -61,7 +71,7 @@ async fn an_older_version_is_accepted_and_server_requests_are_answered() {
 #[tokio::test]
 async fn an_unknown_protocol_version_is_refused() {
     let script = "read init; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"1999-01-01\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}'; read rest";
-    let err = Client::connect(server(script), json!({"name": "t", "version": "1"}))
+    let err = Client::connect_with(server(script), legacy())
         .await
         .err()
         .unwrap();
@@ -86,7 +96,7 @@ async fn tools_are_re_listed_and_recompiled_when_the_server_says_they_changed() 
         b = tool("b"),
         c = tool("c"),
     );
-    let (client, _events) = Client::connect(server(&script), json!({"name": "t", "version": "1"}))
+    let (client, _events) = Client::connect_with(server(&script), legacy())
         .await
         .unwrap();
     let (first, _) = client.list_tools().await.unwrap();
@@ -143,7 +153,7 @@ async fn a_malformed_requested_schema_is_refused_without_asking_the_user() {
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let options = mcpclient::ClientOptions {
         handlers: mcpclient::Handlers::default().elicitation(NeverAsked(asked.clone())),
-        ..mcpclient::ClientOptions::default()
+        ..legacy()
     };
     let (_client, _events) = Client::connect_with(server(&script), options)
         .await

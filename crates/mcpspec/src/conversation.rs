@@ -33,11 +33,31 @@ impl Side {
     }
 }
 
+/// The modern protocol version: a request whose `_meta` names it is checked against its schema.
+const MODERN: &str = "2026-07-28";
+
+/// The `_meta` key naming a modern request's version.
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
 /// The frames of one connection, checked one by one in wire order.
+///
+/// A connection can be legacy (`initialize` first, `spec`'s version) or modern (every request
+/// names 2026-07-28 in its `_meta`; a client may probe with one and fall back to `initialize`):
+/// each request is checked against the version it names, its answer against the same, and
+/// other frames against the era the client last chose.
 pub struct Conversation<'s> {
     spec: &'s Spec,
-    /// Requests awaiting an answer, by the side that sent them and their id's JSON text.
-    pending: HashMap<(Side, String), String>,
+    /// Requests awaiting an answer, by the side that sent them and their id's JSON text: their
+    /// definition, and whether they were modern.
+    pending: HashMap<(Side, String), (String, bool)>,
+    /// The client's last request was modern (and no `initialize` since).
+    modern: bool,
+}
+
+/// The 2026-07-28 schema, loaded once (`None` when absent).
+fn modern_spec() -> Option<&'static Spec> {
+    static SPEC: std::sync::OnceLock<Option<Spec>> = std::sync::OnceLock::new();
+    SPEC.get_or_init(|| crate::spec_or_skip(MODERN)).as_ref()
 }
 
 impl<'s> Conversation<'s> {
@@ -46,6 +66,15 @@ impl<'s> Conversation<'s> {
         Conversation {
             spec,
             pending: HashMap::new(),
+            modern: spec.version() == MODERN,
+        }
+    }
+
+    /// The spec a frame is checked against: the modern one when `modern` and it is there.
+    fn spec_for(&self, modern: bool) -> &'s Spec {
+        match modern_spec() {
+            Some(spec) if modern => spec,
+            _ => self.spec,
         }
     }
 
@@ -64,10 +93,33 @@ impl<'s> Conversation<'s> {
             }
             return Ok(lines);
         }
-        let spec = self.spec;
+        let id = frame.get("id").map(Value::to_string);
+        if from == Side::Client && id.is_some() {
+            match frame.get("method").and_then(Value::as_str) {
+                Some("initialize") => self.modern = false,
+                Some(_) => {
+                    let named = frame
+                        .get("params")
+                        .and_then(|p| p.get("_meta"))
+                        .and_then(|m| m.get(META_VERSION))
+                        .and_then(Value::as_str);
+                    if let Some(named) = named {
+                        self.modern = named == MODERN;
+                    }
+                }
+                None => {}
+            }
+        }
+        let answered = match frame.get("method") {
+            None => id
+                .as_ref()
+                .and_then(|id| self.pending.remove(&(from.other(), id.clone()))),
+            Some(_) => None,
+        };
+        let modern = answered.as_ref().map_or(self.modern, |(_, m)| *m);
+        let spec = self.spec_for(modern);
         let version = spec.version();
         let (response, error) = spec.envelopes();
-        let id = frame.get("id").map(Value::to_string);
         if let Some(method) = frame.get("method") {
             let Some(method) = method.as_str() else {
                 return spec.check(&["JSONRPCMessage"], None, frame);
@@ -91,16 +143,16 @@ impl<'s> Conversation<'s> {
             };
             let definition = definition.to_owned();
             if let Some(id) = id {
-                self.pending.insert((from, id), definition.clone());
+                self.pending
+                    .insert((from, id), (definition.clone(), self.modern));
             }
             return spec.check(&[envelope, &definition], None, frame);
         }
-        let answered = id.and_then(|id| self.pending.remove(&(from.other(), id)));
         if frame.get("error").is_some() {
             return spec.check(&[error], None, frame);
         }
         if frame.get("result").is_some() {
-            let Some(request) = answered else {
+            let Some((request, _)) = answered else {
                 let mut lines = spec.check(&[response], None, frame)?;
                 lines.push(format!(
                     "$.id: answers no pending {} request",
@@ -108,7 +160,13 @@ impl<'s> Conversation<'s> {
                 ));
                 return Ok(lines);
             };
-            let result = spec.result_definition(&request);
+            let input_required =
+                frame.pointer("/result/resultType") == Some(&Value::from("input_required"));
+            let result = if input_required && spec.has_definition("InputRequiredResult") {
+                "InputRequiredResult".to_owned()
+            } else {
+                spec.result_definition(&request)
+            };
             return spec.check(&[response], Some(&result), frame);
         }
         let mut lines = spec.check(&["JSONRPCMessage"], None, frame)?;
@@ -137,7 +195,7 @@ impl<'s> Conversation<'s> {
             Ok(lines) => Some(format!(
                 "invalid {} frame for {}:\n{}",
                 from.name(),
-                self.spec.version(),
+                self.spec_for(self.modern).version(),
                 lines.join("\n")
             )),
             Err(err) => Some(err.to_string()),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
-use mcpclient::{HttpConfig, StdioCommand};
+use mcpclient::{HttpConfig, Protocol, StdioCommand};
 use mcpgateway::{InvalidArguments, Isolation, ToolFilter, UpstreamConfig};
 use schemaval::Schema;
 use serde_json::Value;
@@ -39,6 +39,9 @@ pub struct Server {
     pub isolation: Isolation,
     /// `prefix`: what its exposed names start with (`NAME__` unless given).
     pub prefix: String,
+    /// `protocol`: `"auto"` (probe with `server/discover`, the default), `"legacy"` (the
+    /// `initialize` handshake only) or `"2026-07-28"` (that version only).
+    pub protocol: Protocol,
 }
 
 impl Server {
@@ -50,6 +53,7 @@ impl Server {
             tools: self.tools.clone(),
             isolation: self.isolation,
             prefix: self.prefix.clone(),
+            protocol: self.protocol,
         }
     }
 }
@@ -174,6 +178,12 @@ pub fn parse(
                 isolation: match entry.get("isolation").and_then(Value::as_str) {
                     Some("per-session") => Isolation::PerSession,
                     _ => Isolation::Shared,
+                },
+                // The schema allows these three values only.
+                protocol: match entry.get("protocol").and_then(Value::as_str) {
+                    Some("legacy") => Protocol::Legacy,
+                    Some(mcpclient::MODERN_VERSION) => Protocol::Modern,
+                    _ => Protocol::Auto,
                 },
                 startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
                     // The schema bounds it, so the conversion cannot fail.
@@ -356,6 +366,18 @@ mod tests {
             b.headers,
             [("Authorization".to_owned(), "Bearer s3cret".to_owned())]
         );
+    }
+
+    #[test]
+    fn protocol_eras() {
+        let text = r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y", "protocol": "legacy"},
+            "c": {"url": "http://127.0.0.1:1/mcp", "protocol": "2026-07-28"}}}"#;
+        let (servers, _) = parse(text, &env).unwrap();
+        let eras: Vec<Protocol> = servers.iter().map(|s| s.protocol).collect();
+        assert_eq!(eras, [Protocol::Auto, Protocol::Legacy, Protocol::Modern]);
+        let wrong = r#"{"mcpServers": {"a": {"command": "x", "protocol": "2025-11-25"}}}"#;
+        let error = format!("{:#}", parse(wrong, &env).unwrap_err());
+        assert!(error.contains("protocol"), "{error}");
     }
 
     #[test]

@@ -139,6 +139,18 @@ impl std::fmt::Display for StartFailure {
 
 impl std::error::Error for StartFailure {}
 
+impl StartFailure {
+    /// The server closed the connection when probed with `server/discover`.
+    fn closed_by_probe(&self) -> bool {
+        self.error.chain().any(|e| {
+            matches!(
+                e.downcast_ref::<mcpclient::ClientError>(),
+                Some(mcpclient::ClientError::ClosedByProbe)
+            )
+        })
+    }
+}
+
 /// A client connected to `server`, its tools listed and compiled, within the server's
 /// `startupTimeout`.
 pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
@@ -148,8 +160,24 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
             elicit,
             answered: Mutex::new(false),
         }),
+        protocol: server.protocol,
         ..ClientOptions::default()
     };
+    match attempt(server, options.clone()).await {
+        // A legacy server that exits when probed: started again, and not probed.
+        Err(failure) if failure.closed_by_probe() => {
+            let legacy = ClientOptions {
+                protocol: mcpclient::Protocol::Legacy,
+                ..options
+            };
+            attempt(server, legacy).await
+        }
+        other => other,
+    }
+}
+
+/// One start of `server` with `options`.
+async fn attempt(server: &Server, options: ClientOptions) -> Result<Client, StartFailure> {
     let context = || format!("server '{}'", server.name);
     let fail = |error: anyhow::Error| StartFailure {
         error,

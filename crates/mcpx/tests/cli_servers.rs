@@ -26,6 +26,8 @@ while IFS= read -r line; do
     *'"method":"tools/call"'*)
       text=$(printf '%s' "$line" | sed 's/\\/\\\\/g; s/"/\\"/g')
       printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}\n' "$id" "$text";;
+    *'"method":"notifications/'*) ;;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id";;
   esac
 done
 "#;

@@ -1,0 +1,239 @@
+//! The client against scripted 2026-07-28 servers: the `server/discover` probe and the fall
+//! back to `initialize`, the request fields in `_meta`, and questions asked in results
+//! (`input_required`) answered by the handlers and retried.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcpclient::{
+    BoxFuture, Client, ClientError, ClientOptions, ElicitationAnswer, ElicitationHandler,
+    ElicitationRequest, Handlers, Protocol, StdioCommand, StdioTransport,
+};
+use serde_json::{json, Value};
+
+const DISCOVERED: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"1"}}}}"#;
+
+const LISTED: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[{"name":"ask","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}],"ttlMs":0,"cacheScope":"private"}}"#;
+
+fn server(script: &str) -> StdioTransport {
+    StdioTransport::spawn(&StdioCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        ..StdioCommand::default()
+    })
+    .unwrap()
+}
+
+/// Waits (bounded) until `path` has `n` lines, and returns them parsed.
+async fn lines(path: &Path, n: usize) -> Vec<Value> {
+    for _ in 0..250 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.lines().count() >= n {
+            return text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{} never had {n} lines", path.display());
+}
+
+/// Each question: its message, and the problems with the answer before.
+type Asked = Arc<Mutex<Vec<(String, Vec<String>)>>>;
+
+/// Answers with the scripted contents in turn, and keeps what it was asked and told.
+#[derive(Clone, Default)]
+struct Scripted {
+    answers: Arc<Mutex<Vec<Value>>>,
+    asked: Asked,
+}
+
+impl ElicitationHandler for Scripted {
+    fn elicit<'a>(
+        &'a self,
+        request: &'a ElicitationRequest,
+        problems: &'a [String],
+    ) -> BoxFuture<'a, ElicitationAnswer> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((request.message.clone(), problems.to_vec()));
+        let next = self.answers.lock().unwrap().remove(0);
+        Box::pin(async move { ElicitationAnswer::Accept(next) })
+    }
+}
+
+fn options(handler: &Scripted) -> ClientOptions {
+    ClientOptions {
+        client_info: json!({"name": "t", "version": "1"}),
+        handlers: Handlers::default().elicitation(handler.clone()),
+        ..ClientOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_modern_server_is_found_by_the_probe_and_its_question_answered_on_a_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    let question = r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}},"requestState":"opaque\u0041"}}"#;
+    let done = r#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","content":[{"type":"text","text":"hello Ada"}]}}"#;
+    let script = format!(
+        "read discover; echo \"$discover\" >> {log}; echo '{DISCOVERED}'; \
+         read list; echo '{LISTED}'; \
+         read call; echo \"$call\" >> {log}; echo '{question}'; \
+         read -r retry; echo \"$retry\" >> {log}; echo '{done}'; read rest",
+        log = log.display()
+    );
+    let handler = Scripted::default();
+    // The first answer does not match the requested schema: the user is asked again, and
+    // only the valid answer goes back.
+    *handler.answers.lock().unwrap() = vec![json!({"name": 5}), json!({"name": "Ada"})];
+    let (client, _events) = Client::connect_with(server(&script), options(&handler))
+        .await
+        .unwrap();
+    assert!(client.is_modern());
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert_eq!(client.server_info().unwrap()["name"], "modern");
+    client.list_tools().await.unwrap();
+    let outcome = client.call_tool("ask", json!({"q": "name"})).await.unwrap();
+    assert_eq!(
+        outcome.response.result().unwrap()["content"][0]["text"],
+        "hello Ada"
+    );
+    let sent = lines(&log, 3).await;
+    let meta = &sent[0]["params"]["_meta"];
+    assert_eq!(sent[0]["method"], "server/discover");
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {"form": {}}})
+    );
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "t");
+    let (call, retry) = (&sent[1], &sent[2]);
+    assert_eq!(
+        call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert!(call["params"].get("inputResponses").is_none());
+    assert_ne!(retry["id"], call["id"], "a retry is a new request");
+    assert_eq!(retry["params"]["name"], "ask");
+    assert_eq!(retry["params"]["arguments"], json!({"q": "name"}));
+    assert_eq!(
+        retry["params"]["inputResponses"],
+        json!({"who": {"action": "accept", "content": {"name": "Ada"}}})
+    );
+    assert_eq!(retry["params"]["requestState"], "opaqueA");
+    let asked = handler.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0], ("Name?".to_owned(), vec![]));
+    assert_eq!(
+        asked[1].1,
+        vec!["$.name: got integer, want string".to_owned()]
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_server_that_refuses_the_probe_gets_the_handshake() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    let script = format!(
+        "read discover; echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{{\"code\":-32602,\"message\":\"Invalid request parameters\"}}}}'; \
+         read init; echo \"$init\" >> {log}; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{{}},\"serverInfo\":{{\"name\":\"old\",\"version\":\"1\"}}}}}}'; \
+         read initialized; read ping; echo \"$ping\" >> {log}; echo '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{}}}}'; read rest",
+        log = log.display()
+    );
+    let (client, _events) = Client::connect(server(&script), json!({"name": "t", "version": "1"}))
+        .await
+        .unwrap();
+    assert!(!client.is_modern());
+    assert_eq!(client.protocol_version(), "2025-06-18");
+    assert_eq!(client.server_info().unwrap()["name"], "old");
+    client.ping().await.unwrap();
+    let sent = lines(&log, 2).await;
+    assert_eq!(sent[0]["method"], "initialize");
+    assert_eq!(sent[1]["method"], "ping");
+    assert!(sent[1].get("params").is_none(), "{}", sent[1]);
+}
+
+#[tokio::test]
+async fn modern_only_refuses_a_legacy_server_with_a_clear_error() {
+    let script = "read discover; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}'; read rest";
+    let options = ClientOptions {
+        protocol: Protocol::Modern,
+        ..ClientOptions::default()
+    };
+    let err = Client::connect_with(server(script), options)
+        .await
+        .err()
+        .unwrap();
+    assert!(matches!(err, ClientError::NotModern { .. }), "{err}");
+    assert!(err.to_string().contains("2026-07-28"), "{err}");
+}
+
+#[tokio::test]
+async fn a_modern_server_that_names_other_versions_is_reported() {
+    let script = "read discover; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,\"message\":\"Unsupported protocol version\",\"data\":{\"supported\":[\"2027-01-01\"],\"requested\":\"2026-07-28\"}}}'; read rest";
+    let options = ClientOptions {
+        protocol: Protocol::Modern,
+        ..ClientOptions::default()
+    };
+    let err = Client::connect_with(server(script), options)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&err, ClientError::UnsupportedVersion { got } if got == "2027-01-01"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_asking_is_stopped() {
+    let question = r#"{"jsonrpc":"2.0","id":ID,"result":{"resultType":"input_required","requestState":"again"}}"#;
+    // Every request after the listing gets the same question, whatever its id.
+    let script = format!(
+        "read discover; echo '{DISCOVERED}'; read list; echo '{LISTED}'; \
+         n=3; while read call; do echo '{question}' | sed \"s/ID/$n/\"; n=$((n+1)); done"
+    );
+    let handler = Scripted::default();
+    let (client, _events) = Client::connect_with(server(&script), options(&handler))
+        .await
+        .unwrap();
+    client.list_tools().await.unwrap();
+    let err = client.call_tool("ask", json!({})).await.err().unwrap();
+    assert!(
+        err.to_string().contains(&format!(
+            "asked for input {} times",
+            mcpclient::MAX_INPUT_ROUNDS
+        )),
+        "{err}"
+    );
+    assert!(handler.asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_modern_server_too_slow_for_the_probe_is_probed_again_when_it_refuses_initialize() {
+    // Silent to the first probe (still starting, say); it refuses initialize with the versions
+    // it speaks, and answers the second probe.
+    let discovered = DISCOVERED.replace(r#""id":1"#, r#""id":3"#);
+    let script = format!(
+        "read discover; read init; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{{\"code\":-32022,\"message\":\"Unsupported protocol version\",\"data\":{{\"supported\":[\"2026-07-28\"],\"requested\":\"2025-11-25\"}}}}}}'; \
+         read again; echo '{discovered}'; read rest"
+    );
+    let options = ClientOptions {
+        timeout: Duration::from_millis(500),
+        ..ClientOptions::default()
+    };
+    let (client, _events) = Client::connect_with(server(&script), options)
+        .await
+        .unwrap();
+    assert!(client.is_modern());
+    assert_eq!(client.server_info().unwrap()["name"], "modern");
+}
