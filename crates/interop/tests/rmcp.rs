@@ -1,9 +1,11 @@
 //! mcpclient against a server written with the Rust SDK (`rmcp`, the `rmcp-peer` binary of
-//! this crate), over stdio and over Streamable HTTP on loopback, every frame checked.
+//! this crate), over stdio and over Streamable HTTP on loopback, every frame checked. rmcp 3.11
+//! speaks 2026-07-28 beside the 2025 versions: the client's probe finds it modern, and the
+//! legacy era is tested by asking for it.
 
 mod common;
 
-use mcpclient::{Client, ClientError, ClientOptions};
+use mcpclient::{Client, ClientError, ClientOptions, Protocol};
 use serde_json::json;
 
 use common::{connect, rmcp_peer, spec, stdio, HttpPeer};
@@ -35,12 +37,30 @@ async fn list_call_and_reject(client: &Client) {
     client.ping().await.unwrap();
 }
 
+fn legacy() -> ClientOptions {
+    ClientOptions {
+        protocol: Protocol::Legacy,
+        ..ClientOptions::default()
+    }
+}
+
 #[tokio::test]
 async fn over_stdio() {
     let Some(_) = spec() else { return };
     let (client, _events) =
         connect(stdio(&rmcp_peer(), &["stdio"]), ClientOptions::default()).await;
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert!(client.is_modern());
+    assert_eq!(client.server_info().unwrap()["name"], "rmcp");
+    list_call_and_reject(&client).await;
+}
+
+#[tokio::test]
+async fn over_stdio_in_the_legacy_era() {
+    let Some(_) = spec() else { return };
+    let (client, _events) = connect(stdio(&rmcp_peer(), &["stdio"]), legacy()).await;
     assert_eq!(client.protocol_version(), "2025-11-25");
+    assert_eq!(client.server_info().unwrap()["name"], "rmcp");
     list_call_and_reject(&client).await;
 }
 
@@ -50,6 +70,17 @@ async fn over_streamable_http_on_loopback() {
     let peer = HttpPeer::start(&rmcp_peer(), &["http"], &[], "/mcp").await;
     let (transport, session) = peer.transport();
     let (client, _events) = connect(transport, ClientOptions::default()).await;
+    assert!(client.is_modern());
+    assert!(session.id().is_none(), "2026-07-28 has no sessions");
+    list_call_and_reject(&client).await;
+}
+
+#[tokio::test]
+async fn over_streamable_http_in_the_legacy_era() {
+    let Some(_) = spec() else { return };
+    let peer = HttpPeer::start(&rmcp_peer(), &["http"], &[], "/mcp").await;
+    let (transport, session) = peer.transport();
+    let (client, _events) = connect(transport, legacy()).await;
     assert!(session.id().is_some());
     list_call_and_reject(&client).await;
 }
@@ -59,7 +90,7 @@ async fn a_forgotten_session_is_started_again() {
     let Some(_) = spec() else { return };
     let peer = HttpPeer::start(&rmcp_peer(), &["http"], &[], "/mcp").await;
     let (transport, session) = peer.transport();
-    let (client, _events) = connect(transport, ClientOptions::default()).await;
+    let (client, _events) = connect(transport, legacy()).await;
     client.list_tools().await.unwrap();
     let first = session.id().unwrap();
     // End the session behind the client's back: the server now answers 404 for it.
@@ -95,7 +126,7 @@ async fn a_stream_cut_mid_call_is_resumed_with_last_event_id() {
         .trim_end_matches("/mcp");
     let proxy = common::Proxy::to(upstream).await;
     let (transport, _session) = common::http_to(&format!("http://{}/mcp", proxy.address));
-    let (client, _events) = connect(transport, ClientOptions::default()).await;
+    let (client, _events) = connect(transport, legacy()).await;
     client.list_tools().await.unwrap();
     let (options, mut progress) = mcpclient::CallOptions::with_progress();
     let call = client.call_tool_with("count", json!({"steps": 6}), options);
@@ -121,4 +152,41 @@ async fn a_stream_cut_mid_call_is_resumed_with_last_event_id() {
         [2.0, 3.0, 4.0, 5.0, 6.0],
         "the steps after the cut arrive on the resumed stream"
     );
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_call_is_sent_again_under_a_new_id_in_the_modern_era() {
+    let Some(_) = spec() else { return };
+    let peer = HttpPeer::start(&rmcp_peer(), &["http"], &[], "/mcp").await;
+    let upstream = peer
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let proxy = common::Proxy::to(upstream).await;
+    let (transport, _session) = common::http_to(&format!("http://{}/mcp", proxy.address));
+    let (client, _events) = connect(transport, ClientOptions::default()).await;
+    assert!(client.is_modern());
+    client.list_tools().await.unwrap();
+    let (options, mut progress) = mcpclient::CallOptions::with_progress();
+    let call = client.call_tool_with("count", json!({"steps": 6}), options);
+    let cut_after_the_first_step = async {
+        let first = progress.recv().await.unwrap();
+        assert!(proxy.cut() > 0, "a stream was open");
+        first
+    };
+    let (done, first) = tokio::join!(call, cut_after_the_first_step);
+    let done = done.unwrap();
+    assert!(
+        done.response.result_text().contains("counted to 6"),
+        "{}",
+        done.response.result_text()
+    );
+    assert_eq!(first["progress"], 1.0);
+    let mut later = Vec::new();
+    while let Ok(p) = progress.try_recv() {
+        later.push(p["progress"].as_f64().unwrap());
+    }
+    // No resumption in 2026-07-28: the request lost with the stream is sent again, and counts
+    // from the start.
+    assert_eq!(later, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 }
