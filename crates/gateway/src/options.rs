@@ -103,6 +103,9 @@ pub struct GatewayOptions {
     pub lazy: bool,
     /// How long a call to a server (or a question to the client) may take.
     pub timeout: Duration,
+    /// How long a modern client's call waiting for input stays parked for its retry
+    /// ([`crate::PARKED_TTL`] unless configured).
+    pub input_ttl: Duration,
 }
 
 impl Default for GatewayOptions {
@@ -111,6 +114,7 @@ impl Default for GatewayOptions {
             invalid_arguments: InvalidArguments::Error,
             lazy: false,
             timeout: DEFAULT_TIMEOUT,
+            input_ttl: crate::PARKED_TTL,
         }
     }
 }

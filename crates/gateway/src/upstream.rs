@@ -338,7 +338,9 @@ async fn watch_events(
                             hub.changed();
                         });
                     }
-                    "notifications/message" if upstream.is_shared() => hub.deliver_log(&frame),
+                    "notifications/message" if upstream.is_shared() => {
+                        hub.deliver_log(upstream.index, &frame)
+                    }
                     "notifications/resources/updated" if upstream.is_shared() => {
                         hub.deliver_update(upstream.index, &frame);
                     }
