@@ -192,6 +192,7 @@ impl Conversation {
         loop {
             tokio::select! {
                 done = &mut self.work => {
+                    self.catch_up().await;
                     return Outcome::Done(done.unwrap_or_else(|e| {
                         Err(error(-32603, format!("the request's task ended: {e}")))
                     }));
@@ -207,6 +208,22 @@ impl Conversation {
                     }
                     return Outcome::Input;
                 }
+            }
+        }
+    }
+
+    /// For a request that asked for log messages: what its servers sent before its result is
+    /// acted on (delivered) before the result goes.
+    async fn catch_up(&self) {
+        if !self.session.asked_for_logs() {
+            return;
+        }
+        let Some(gateway) = self.gateway.upgrade() else {
+            return;
+        };
+        for index in self.session.upstreams_called() {
+            if let Some(running) = gateway.upstreams[index].running() {
+                running.caught_up().await;
             }
         }
     }

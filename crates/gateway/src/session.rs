@@ -147,6 +147,19 @@ impl Session {
         }
     }
 
+    /// Whether this modern request asked for log messages.
+    pub(crate) fn asked_for_logs(&self) -> bool {
+        self.modern.as_ref().is_some_and(|m| m.log_level.is_some())
+    }
+
+    /// The servers this session's requests in flight went to.
+    pub(crate) fn upstreams_called(&self) -> Vec<usize> {
+        lock(&self.in_flight)
+            .values()
+            .filter_map(|c| c.upstream)
+            .collect()
+    }
+
     /// Whether this `subscriptions/listen` session opted in to `notification`.
     pub(crate) fn listens_to(&self, notification: &str) -> bool {
         self.modern

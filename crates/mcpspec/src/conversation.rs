@@ -108,7 +108,14 @@ impl<'s> Conversation<'s> {
                 ));
                 return Ok(lines);
             };
-            let result = spec.result_definition(&request);
+            // 2026-07-28: a request that needs input is answered with an InputRequiredResult.
+            let needs_input = frame.pointer("/result/resultType")
+                == Some(&Value::String("input_required".to_owned()));
+            let result = if needs_input && spec.has_definition("InputRequiredResult") {
+                "InputRequiredResult".to_owned()
+            } else {
+                spec.result_definition(&request)
+            };
             return spec.check(&[response], Some(&result), frame);
         }
         let mut lines = spec.check(&["JSONRPCMessage"], None, frame)?;
