@@ -535,3 +535,125 @@ fn new_state() -> Result<String, getrandom::Error> {
     getrandom::fill(&mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Gateway, GatewayOptions};
+
+    /// Tells when it is dropped (its task ended or was cancelled).
+    struct Dropped(Option<oneshot::Sender<()>>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            if let Some(told) = self.0.take() {
+                let _ = told.send(());
+            }
+        }
+    }
+
+    /// A conversation whose work asks one elicitation and then waits forever.
+    fn asking(gateway: &Gateway) -> (Conversation, oneshot::Receiver<()>) {
+        let inner = &gateway.inner;
+        let (asked, questions) = mpsc::unbounded_channel();
+        let (told, ended) = oneshot::channel();
+        let work = tokio::spawn(async move {
+            let _dropped = Dropped(Some(told));
+            let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+            let params = json!({"message": "n?", "requestedSchema": schema});
+            let _ = ask(
+                &asked,
+                "elicitation/create",
+                params,
+                Duration::from_secs(600),
+            )
+            .await;
+            std::future::pending::<Answer>().await
+        });
+        let (unused, _) = mpsc::unbounded_channel();
+        let session = Arc::new(Session::modern(
+            Box::new(Relay(Arc::default())),
+            json!({"elicitation": {}}),
+            Modern {
+                log_level: None,
+                questions: unused,
+                listening: None,
+            },
+        ));
+        let call = Conversation {
+            gateway: Arc::downgrade(inner),
+            session,
+            relay: Arc::default(),
+            work,
+            questions,
+            pending: Vec::new(),
+            next_key: 0,
+            method: "tools/call".to_owned(),
+            name: "t".to_owned(),
+        };
+        (call, ended)
+    }
+
+    #[tokio::test]
+    async fn a_parked_call_lapses_and_its_state_is_then_unknown() {
+        let options = GatewayOptions {
+            input_ttl: Duration::from_millis(50),
+            ..GatewayOptions::default()
+        };
+        let gateway = Gateway::start(Vec::new(), options);
+        let (mut call, ended) = asking(&gateway);
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        let parked = gateway.inner.park(call, None).unwrap();
+        let parked: Value = serde_json::from_str(parked.get()).unwrap();
+        let state = parked["requestState"].as_str().unwrap().to_owned();
+        assert_eq!(
+            parked["inputRequests"]["input-1"]["method"],
+            "elicitation/create"
+        );
+        // Bound to its method and name.
+        let other = gateway
+            .inner
+            .unpark(&state, "prompts/get", "t")
+            .err()
+            .unwrap();
+        assert!(other["message"]
+            .as_str()
+            .unwrap()
+            .contains("belongs to tools/call of 't'"));
+        // The TTL passes: the call is cancelled (its task dropped) and its state forgotten.
+        ended.await.unwrap();
+        let gone = gateway
+            .inner
+            .unpark(&state, "tools/call", "t")
+            .err()
+            .unwrap();
+        assert_eq!(gone["code"], INVALID_PARAMS);
+        assert!(gone["message"]
+            .as_str()
+            .unwrap()
+            .contains("start the call again"));
+    }
+
+    #[tokio::test]
+    async fn an_invalid_answer_is_refused_with_the_lines_and_changes_nothing() {
+        let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
+        let (mut call, _ended) = asking(&gateway);
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        let answer = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        let refused = call
+            .resume(Some(&answer(
+                r#"{"input-1":{"action":"accept","content":{"n":"x"}}}"#,
+            )))
+            .unwrap_err();
+        assert_eq!(
+            refused["data"]["violations"][0],
+            "$.n: got string, want integer"
+        );
+        assert_eq!(call.pending.len(), 1, "still waiting for a valid answer");
+        call.resume(Some(&answer(
+            r#"{"input-1":{"action":"accept","content":{"n":3}}}"#,
+        )))
+        .unwrap();
+        assert!(call.pending.is_empty());
+    }
+}

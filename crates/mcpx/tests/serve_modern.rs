@@ -549,4 +549,31 @@ async fn a_stdio_client_that_opens_with_discover_is_served_the_modern_way() {
         "booked Chez Test for 2 at 19:00, vegetarian"
     );
     assert_eq!(done["result"]["resultType"], "complete");
+
+    // A listener is acknowledged first, with what is honored, tagged with its id.
+    let listen = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+        "params": with_meta(json!({"notifications": {"toolsListChanged": true, "promptsListChanged": false}}), json!({}))});
+    client.conversation.assert_valid(Side::Client, &listen);
+    client
+        .transport
+        .send(&Frame::from_value(&listen))
+        .await
+        .unwrap();
+    let ack = tokio::time::timeout(common::FRAME_WAIT, client.transport.receive())
+        .await
+        .expect("an acknowledgement in time")
+        .expect("mcpx is there")
+        .unwrap()
+        .value()
+        .unwrap();
+    client.conversation.assert_valid(Side::Server, &ack);
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        9
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
 }
