@@ -14,6 +14,9 @@
 //!   `Authorization: Bearer` gets 401 (compared in constant time); a body over
 //!   [`MAX_BODY_BYTES`] gets 413; an `MCP-Protocol-Version` the gateway does not speak gets 400.
 //!
+//! - A 2026-07-28 request needs no session: see [`stateless`] (its headers checked against its
+//!   body, answered on its own response); `GET` and `DELETE` without a session get 405.
+//!
 //! The client's headers (its credentials above all) never go upstream: each server gets only
 //! the headers of its own config.
 
