@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     pub(crate) instances: Instances,
     /// Each server's turns between sessions (shared connections).
     pub(crate) admissions: Vec<Arc<Admission>>,
+    /// Modern clients' calls waiting for their input (MRTR).
+    pub(crate) parked: crate::mrtr::Parked,
 }
 
 /// A call registered under its tag while it is in flight upstream.
@@ -120,6 +122,7 @@ impl Gateway {
             applied_level: Mutex::default(),
             instances: Instances::default(),
             admissions: (0..count).map(|_| Arc::default()).collect(),
+            parked: crate::mrtr::Parked::default(),
         });
         for upstream in &inner.upstreams {
             if upstream.starts_eagerly(inner.options.lazy) {
@@ -132,22 +135,14 @@ impl Gateway {
     /// A new client session whose frames go to `outbox`.
     pub fn open_session(&self, outbox: impl Outbox) -> Arc<Session> {
         let session = Arc::new(Session::new(Box::new(outbox)));
-        let mut sessions = lock(&self.inner.sessions);
-        sessions.retain(|s| s.strong_count() > 0);
-        sessions.push(Arc::downgrade(&session));
+        self.inner.register(&session);
         session
     }
 
     /// The client of `session` went away: its requests in flight stop, and the subscriptions
     /// only it had end upstream.
     pub fn close_session(&self, session: &Arc<Session>) {
-        session.close();
-        self.inner.close_instances(session);
-        lock(&self.inner.sessions)
-            .retain(|s| s.strong_count() > 0 && !s.ptr_eq(&Arc::downgrade(session)));
-        let gone = session.take_subscriptions();
-        let inner = self.inner.clone();
-        tokio::spawn(async move { inner.release(gone).await });
+        self.inner.close_session(session);
     }
 
     /// Takes one frame from the client of `session`. Requests are answered through the
@@ -197,9 +192,12 @@ impl Gateway {
         let request_id = id.to_owned();
         let method = method.to_owned();
         let task = tokio::spawn(async move {
-            let answer = inner
-                .handle(&for_task, request_id.get(), &method, params)
-                .await;
+            let id = request_id.get();
+            let answer = if crate::modern::is_modern(&method, params.as_deref()) {
+                inner.serve_modern(&for_task, id, &method, params).await
+            } else {
+                inner.handle(&for_task, id, &method, params).await
+            };
             for_task.respond(request_id.get(), response(&request_id, answer));
         });
         session.abortable(id.get(), task.abort_handle());
@@ -356,6 +354,29 @@ impl Inner {
         }
     }
 
+    /// Counts `session` among the gateway's sessions (weakly: it ends when its owner drops it).
+    pub(crate) fn register(&self, session: &Arc<Session>) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(session));
+    }
+
+    /// `session` ended: its requests in flight stop, its own connections close, and the
+    /// subscriptions only it had end upstream (the log level is worked out again if it chose
+    /// one).
+    pub(crate) fn close_session(self: &Arc<Self>, session: &Arc<Session>) {
+        session.close();
+        self.close_instances(session);
+        lock(&self.sessions)
+            .retain(|s| s.strong_count() > 0 && !s.ptr_eq(&Arc::downgrade(session)));
+        let gone = session.take_subscriptions();
+        if gone.is_empty() && session.log_level().is_none() {
+            return;
+        }
+        let inner = self.clone();
+        tokio::spawn(async move { inner.release(gone).await });
+    }
+
     pub(crate) fn sessions(&self) -> Vec<Arc<Session>> {
         lock(&self.sessions)
             .iter()
@@ -363,10 +384,15 @@ impl Inner {
             .collect()
     }
 
-    /// Sends `frame` to every client that has initialized.
+    /// Sends `frame` (a list change) to every client that has initialized, and to the modern
+    /// listeners that opted in to it.
     pub(crate) fn broadcast(&self, frame: &Frame) {
+        let method = frame
+            .head()
+            .and_then(|h| h.method.map(|m| m.into_owned()))
+            .unwrap_or_default();
         for session in self.sessions() {
-            if session.protocol_version().is_some() {
+            if session.protocol_version().is_some() || session.listens_to(&method) {
                 session.send(frame.clone(), None);
             }
         }
@@ -429,7 +455,7 @@ impl Inner {
             0 if capability == "roots" => {
                 let mut declaring: Vec<Arc<Session>> = sessions
                     .into_iter()
-                    .filter(|s| s.declares(capability))
+                    .filter(|s| s.declares(capability) && !s.is_modern())
                     .collect();
                 match declaring.len() {
                     0 => Err(NoAsker::Undeclared),

@@ -14,6 +14,9 @@
 //!   `Authorization: Bearer` gets 401 (compared in constant time); a body over
 //!   [`MAX_BODY_BYTES`] gets 413; an `MCP-Protocol-Version` the gateway does not speak gets 400.
 //!
+//! - A 2026-07-28 request needs no session: see [`stateless`] (its headers checked against its
+//!   body, answered on its own response); `GET` and `DELETE` without a session get 405.
+//!
 //! The client's headers (its credentials above all) never go upstream: each server gets only
 //! the headers of its own config.
 
@@ -38,6 +41,7 @@ use thiserror::Error;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use crate::modern::MODERN_VERSIONS;
 use crate::ratelog::RateLimitedLog;
 use crate::MAX_REQUESTS_IN_FLIGHT;
 use crate::{Gateway, Outbox, Session};
@@ -109,6 +113,8 @@ const SESSION_ID_BYTES: usize = 16;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+
+mod stateless;
 
 /// How the HTTP front admits clients.
 #[derive(Debug, Clone)]
@@ -340,6 +346,7 @@ struct Refusal {
     code: i64,
     id: serde_json::Value,
     message: String,
+    data: Option<Box<serde_json::Value>>,
 }
 
 impl Refusal {
@@ -350,6 +357,7 @@ impl Refusal {
             code: -32600,
             id: serde_json::Value::Null,
             message: message.into(),
+            data: None,
         }
     }
 
@@ -366,8 +374,11 @@ impl Refusal {
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let body = json!({"jsonrpc": "2.0", "id": self.id,
+        let mut body = json!({"jsonrpc": "2.0", "id": self.id,
             "error": {"code": self.code, "message": self.message}});
+        if let Some(data) = self.data {
+            body["error"]["data"] = *data;
+        }
         let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -407,16 +418,25 @@ async fn endpoint(
         return refused.into_response();
     }
     let bad_version = match headers.get(VERSION_HEADER).map(|v| v.to_str()) {
-        Some(Ok(version)) if !ACCEPTED_VERSIONS.contains(&version) => Some(Refusal::new(
-            StatusCode::BAD_REQUEST,
-            format!("unsupported MCP-Protocol-Version: {version}"),
-        )),
+        Some(Ok(version))
+            if !ACCEPTED_VERSIONS.contains(&version) && !MODERN_VERSIONS.contains(&version) =>
+        {
+            Some(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                format!("unsupported MCP-Protocol-Version: {version}"),
+            ))
+        }
         Some(Err(_)) => Some(Refusal::new(
             StatusCode::BAD_REQUEST,
             "MCP-Protocol-Version is not visible ASCII",
         )),
         _ => None,
     };
+    let sessionless = header_text(&headers, SESSION_HEADER).is_none();
+    if sessionless && matches!(method, Method::GET | Method::DELETE) {
+        // No session to stream or end: 2026-07-28 has neither (its streams are POSTs').
+        return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response();
+    }
     if let (Some(refused), false) = (&bad_version, method == Method::POST) {
         return Refusal::new(refused.status, refused.message.clone()).into_response();
     }
@@ -468,18 +488,31 @@ fn new_session_id() -> Result<String, getrandom::Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn sse(first: Option<ToClient>, frames: mpsc::UnboundedReceiver<ToClient>) -> Response {
-    let events = stream::unfold((first, frames), |(first, mut frames)| async move {
-        let item = match first {
-            Some(item) => item,
-            None => frames.recv().await?,
-        };
-        let event = Event::default().event("message").data(item.frame().text());
-        Some((Ok::<_, Infallible>(event), (None, frames)))
-    });
-    Sse::new(events)
+/// An SSE response of `first` and then `frames`; `keep` lives as long as the stream.
+fn sse(
+    first: Option<ToClient>,
+    frames: mpsc::UnboundedReceiver<ToClient>,
+    keep: impl Send + Sync + 'static,
+) -> Response {
+    let events = stream::unfold(
+        (first, frames, keep),
+        |(first, mut frames, keep)| async move {
+            let item = match first {
+                Some(item) => item,
+                None => frames.recv().await?,
+            };
+            let event = Event::default().event("message").data(item.frame().text());
+            Some((Ok::<_, Infallible>(event), (None, frames, keep)))
+        },
+    );
+    let mut response = Sse::new(events)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response()
+        .into_response();
+    // Proxies (nginx) would otherwise hold events back.
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
 }
 
 impl Front {
@@ -708,7 +741,11 @@ impl Front {
         if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
             return too_large();
         }
+        // A modern request's session header is ignored (2026-07-28 has no sessions).
+        let modern_header = header_text(headers, VERSION_HEADER)
+            .is_some_and(|version| MODERN_VERSIONS.contains(&version));
         let known = match header_text(headers, SESSION_HEADER) {
+            Some(_) if modern_header => None,
             Some(_) => match self.session(peer, headers) {
                 Ok(session) => Some(session),
                 Err(refused) => return refused.into_response(),
@@ -730,6 +767,9 @@ impl Front {
                     .into_response()
             }
         };
+        if let Some(response) = self.modern_post(headers, &frame, modern_header).await {
+            return response;
+        }
         let (opens, ids) = match answered_ids(&frame) {
             Ok(found) => found,
             Err(reason) => {
@@ -789,10 +829,10 @@ impl Front {
         drop(stream);
         self.gateway.receive(&session.session, frame);
         let mut response = match (ids.len(), accepts_sse(headers)) {
-            (1, true) => sse_unless_answered_at_once(frames).await,
+            (1, true) => sse_unless_answered_at_once(frames, ()).await,
             (1, false) => json_answer(frames).await,
             // A batch: every answer on one stream, or all of them in one array.
-            (_, true) => sse(None, frames),
+            (_, true) => sse(None, frames, ()),
             (n, false) => json_answers(frames, n).await,
         };
         if let Some(session_id) = session_id {
@@ -823,7 +863,7 @@ impl Front {
         }
         let (stream, frames) = mpsc::unbounded_channel();
         *standalone = Some(stream);
-        sse(None, frames)
+        sse(None, frames, ())
     }
 
     fn delete(&self, peer: IpAddr, headers: &HeaderMap) -> Response {
@@ -840,13 +880,17 @@ impl Front {
 /// For a client that takes either: when the first thing for the request, within [`KEEP_ALIVE`],
 /// is its answer (most calls: no progress, no question to the client), the answer alone as JSON,
 /// which costs the client no event parsing; else an SSE stream that starts with what came.
-async fn sse_unless_answered_at_once(mut frames: mpsc::UnboundedReceiver<ToClient>) -> Response {
+/// `keep` is kept until the response ends (with the stream, for an SSE one).
+async fn sse_unless_answered_at_once(
+    mut frames: mpsc::UnboundedReceiver<ToClient>,
+    keep: impl Send + Sync + 'static,
+) -> Response {
     match tokio::time::timeout(KEEP_ALIVE, frames.recv()).await {
         Ok(Some(ToClient::Answer(frame))) => json_body(&frame),
-        Ok(Some(on_the_way)) => sse(Some(on_the_way), frames),
+        Ok(Some(on_the_way)) => sse(Some(on_the_way), frames, keep),
         // Cancelled before anything came: nothing to answer.
         Ok(None) => StatusCode::ACCEPTED.into_response(),
-        Err(_) => sse(None, frames),
+        Err(_) => sse(None, frames, keep),
     }
 }
 

@@ -160,7 +160,7 @@ async fn watch(
                             .as_str()
                             .and_then(level_index)
                             .unwrap_or(0);
-                        if level >= session.log_level().unwrap_or(0) {
+                        if session.wants_log(level) {
                             session.send(frame, None);
                         }
                     }

@@ -20,6 +20,9 @@ mod fair;
 mod gateway;
 mod http;
 mod isolated;
+mod listen;
+mod modern;
+mod mrtr;
 mod naming;
 mod options;
 mod ratelog;
@@ -27,6 +30,7 @@ mod requests;
 #[cfg(test)]
 mod routing_tests;
 mod session;
+mod stateless;
 mod stdio;
 mod upstream;
 
@@ -37,6 +41,9 @@ pub use http::{
     DEFAULT_HTTP_ADDR, DRAIN_GRACE, HEADER_READ_TIMEOUT, KEEP_ALIVE, MAX_BODY_BYTES,
     MAX_CONNECTIONS, MAX_SESSIONS, MCP_PATH, SESSION_IDLE_TIMEOUT, SMALL_BODY_BYTES,
 };
+pub use listen::MAX_LISTEN_RESOURCES;
+pub use modern::{supported_versions, MODERN_VERSIONS};
+pub use mrtr::{MAX_PARKED_CALLS, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
     GatewayOptions, InvalidArguments, Isolation, UpstreamConfig, UpstreamTransport,

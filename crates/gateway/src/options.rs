@@ -105,6 +105,9 @@ pub struct GatewayOptions {
     pub lazy: bool,
     /// How long a call to a server (or a question to the client) may take.
     pub timeout: Duration,
+    /// How long a modern client's call waiting for input stays parked for its retry
+    /// ([`crate::PARKED_TTL`] unless configured).
+    pub input_ttl: Duration,
 }
 
 impl Default for GatewayOptions {
@@ -113,6 +116,7 @@ impl Default for GatewayOptions {
             invalid_arguments: InvalidArguments::Error,
             lazy: false,
             timeout: DEFAULT_TIMEOUT,
+            input_ttl: crate::PARKED_TTL,
         }
     }
 }

@@ -430,7 +430,7 @@ impl Inner {
 
     /// `resources/subscribe` and `resources/unsubscribe`, per session: the server hears the
     /// first subscription to a resource and the last unsubscription.
-    async fn subscription(
+    pub(crate) async fn subscription(
         self: &Arc<Self>,
         session: &Arc<Session>,
         id: &str,
@@ -578,11 +578,13 @@ impl Inner {
         }
     }
 
-    /// `notifications/message` from a server: to each initialized session whose level it
-    /// meets. A session that never chose a level gets everything while no session has chosen
-    /// one, and [`DEFAULT_LEVEL`] and above once one has (the servers then log at the level
-    /// that session chose).
-    pub(crate) fn deliver_log(&self, frame: &Frame) {
+    /// `notifications/message` from server `upstream`: to each initialized session whose
+    /// level it meets. A session that never chose a level gets everything while no session has
+    /// chosen one, and [`DEFAULT_LEVEL`] and above once one has (the servers then log at the
+    /// level that session chose). A modern request gets it on its own stream when its `_meta`
+    /// asked for a level the message meets, and when it is the only one calling that server
+    /// (a server's log line names no call: with several calling it is nobody's for sure).
+    pub(crate) fn deliver_log(&self, upstream: usize, frame: &Frame) {
         let level = frame
             .value()
             .ok()
@@ -599,6 +601,14 @@ impl Inner {
         } else {
             0
         };
+        let mut calling = sessions
+            .iter()
+            .filter(|s| s.newest_call_to(upstream).is_some());
+        if let (Some(only), None) = (calling.next(), calling.next()) {
+            if only.is_modern() && only.wants_log(level) {
+                only.send(frame.clone(), None);
+            }
+        }
         for session in sessions {
             if session.protocol_version().is_none() {
                 continue;
@@ -610,9 +620,7 @@ impl Inner {
     }
 
     /// The answer to `initialize`: the client's version when the gateway speaks it, else the
-    /// newest; what the gateway offers in that version. Optional capabilities (resource
-    /// subscriptions, logging, completions) are offered when a server has them, after a
-    /// bounded wait for the servers that are starting.
+    /// newest; what the gateway offers in that version.
     async fn initialize(self: &Arc<Self>, session: &Session, params: &Value) -> Value {
         let asked = params
             .get("protocolVersion")
@@ -627,6 +635,18 @@ impl Inner {
             version,
             params.get("capabilities").cloned().unwrap_or(Value::Null),
         );
+        json!({
+            "protocolVersion": version,
+            "capabilities": self.capabilities(version).await,
+            "serverInfo": {"name": "mcpx", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": INSTRUCTIONS
+        })
+    }
+
+    /// What the gateway offers in `version`, the union of its running servers. Optional
+    /// capabilities (resource subscriptions, logging, completions) are offered when a server
+    /// has them, after a bounded wait for the servers that are starting.
+    pub(crate) async fn capabilities(self: &Arc<Self>, version: &str) -> Value {
         let starting = self
             .upstreams
             .iter()
@@ -656,14 +676,12 @@ impl Inner {
         if version != "2024-11-05" && has("/completions") {
             capabilities["completions"] = json!({});
         }
-        json!({
-            "protocolVersion": version,
-            "capabilities": capabilities,
-            "serverInfo": {"name": "mcpx", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "mcpx gateway: the tools of several MCP servers, named SERVER__TOOL; arguments are checked against each tool's inputSchema before they are sent."
-        })
+        capabilities
     }
 }
+
+/// What the gateway tells its clients about itself (`instructions`).
+pub(crate) const INSTRUCTIONS: &str = "mcpx gateway: the tools of several MCP servers, named SERVER__TOOL; arguments are checked against each tool's inputSchema before they are sent.";
 
 /// The next progress step, or never when the call asked for none.
 async fn next(progress: &mut Option<mpsc::Receiver<Value>>) -> Option<Value> {

@@ -121,13 +121,13 @@ async fn log_messages_and_updates_reach_only_the_sessions_that_want_them() {
             "params": {"level": level, "data": level}}))
     };
     // Nobody chose a level: everyone gets everything.
-    gateway.inner.deliver_log(&message("debug"));
+    gateway.inner.deliver_log(0, &message("debug"));
     assert!(sessions.iter().all(|(_, kept)| kept.methods().len() == 1));
     // One chose debug, one error; the third gets info and above once anyone has chosen.
     sessions[0].0.set_log_level(0);
     sessions[1].0.set_log_level(4);
     for level in ["debug", "info", "error"] {
-        gateway.inner.deliver_log(&message(level));
+        gateway.inner.deliver_log(0, &message(level));
     }
     let counts: Vec<usize> = sessions.iter().map(|(_, k)| k.methods().len()).collect();
     assert_eq!(counts, [1 + 3, 1 + 1, 1 + 2]);

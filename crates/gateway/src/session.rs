@@ -74,6 +74,18 @@ pub struct Session {
     subscriptions: Mutex<HashSet<(usize, String)>>,
     /// The log level it asked for (an index into [`LOG_LEVELS`]).
     log_level: Mutex<Option<usize>>,
+    /// Set for the session of a modern (2026-07-28) request: see [`crate::mrtr`].
+    modern: Option<Modern>,
+}
+
+/// What a modern request's session has instead of `initialize`: its `_meta` and where the
+/// server's questions go (they become `input_required` answers, never requests to the client).
+pub(crate) struct Modern {
+    /// The least severe level of log messages it wants; none when it asked for none.
+    pub(crate) log_level: Option<usize>,
+    pub(crate) questions: tokio::sync::mpsc::UnboundedSender<crate::mrtr::Question>,
+    /// For a `subscriptions/listen` request: the list changes it opted in to.
+    pub(crate) listening: Option<crate::listen::Filter>,
 }
 
 /// Waits until `ready()` holds, checking again each time `changed` is notified (with
@@ -107,7 +119,53 @@ impl Session {
             next_seq: AtomicU64::new(1),
             subscriptions: Mutex::default(),
             log_level: Mutex::default(),
+            modern: None,
         }
+    }
+
+    /// The session of a modern request that declared `capabilities`.
+    pub(crate) fn modern(outbox: Box<dyn Outbox>, capabilities: Value, modern: Modern) -> Session {
+        let session = Session {
+            modern: Some(modern),
+            ..Session::new(outbox)
+        };
+        lock(&session.declared).capabilities = capabilities;
+        session
+    }
+
+    /// Whether this is a modern request's session.
+    pub(crate) fn is_modern(&self) -> bool {
+        self.modern.is_some()
+    }
+
+    /// Whether a log message at `level` goes to this session: at or above the level it chose (a
+    /// legacy session that never chose gets everything; a modern one that did not ask, nothing).
+    pub(crate) fn wants_log(&self, level: usize) -> bool {
+        match &self.modern {
+            Some(modern) => modern.log_level.is_some_and(|wanted| level >= wanted),
+            None => level >= self.log_level().unwrap_or(0),
+        }
+    }
+
+    /// Whether this modern request asked for log messages.
+    pub(crate) fn asked_for_logs(&self) -> bool {
+        self.modern.as_ref().is_some_and(|m| m.log_level.is_some())
+    }
+
+    /// The servers this session's requests in flight went to.
+    pub(crate) fn upstreams_called(&self) -> Vec<usize> {
+        lock(&self.in_flight)
+            .values()
+            .filter_map(|c| c.upstream)
+            .collect()
+    }
+
+    /// Whether this `subscriptions/listen` session opted in to `notification`.
+    pub(crate) fn listens_to(&self, notification: &str) -> bool {
+        self.modern
+            .as_ref()
+            .and_then(|m| m.listening.as_ref())
+            .is_some_and(|filter| filter.wants(notification))
     }
 
     /// Whether this session is subscribed to `uri` of server `upstream`.
@@ -276,6 +334,9 @@ impl Session {
         related: Option<&str>,
         timeout: Duration,
     ) -> Result<Value, Value> {
+        if let Some(modern) = &self.modern {
+            return crate::mrtr::ask(&modern.questions, method, params, timeout).await;
+        }
         let id = format!("mcpx-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let key = json!(id).to_string();
         let (answer, answered) = oneshot::channel();

@@ -14,7 +14,7 @@ use mcpclient::{
     Client, ClientError, ClientOptions, Event, HttpTransport, StdioTransport, TransportError,
 };
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::bridge::Bridge;
 use crate::gateway::Inner;
@@ -40,6 +40,26 @@ pub(crate) enum State {
 pub(crate) struct Running {
     pub(crate) client: Client,
     pub(crate) lists: Mutex<Lists>,
+    /// Asks the loop acting on this server's notifications to tell when it has acted on all
+    /// that arrived so far (see [`Running::caught_up`]).
+    flush: mpsc::UnboundedSender<oneshot::Sender<()>>,
+    flushes: Mutex<Option<mpsc::UnboundedReceiver<oneshot::Sender<()>>>>,
+}
+
+/// The longest a modern request's result waits for the log messages its server sent before
+/// it ([`Running::caught_up`]).
+pub(crate) const CATCH_UP_WAIT: Duration = Duration::from_secs(1);
+
+impl Running {
+    /// Waits (at most [`CATCH_UP_WAIT`]) until what the server sent before now has been acted
+    /// on: a response overtakes the notifications sent before it (they go through the event
+    /// queue), and a request that asked for log messages gets them before its result.
+    pub(crate) async fn caught_up(&self) {
+        let (done, acted) = oneshot::channel();
+        if self.flush.send(done).is_ok() {
+            let _ = tokio::time::timeout(CATCH_UP_WAIT, acted).await;
+        }
+    }
 }
 
 /// What a server offers besides tools (the client keeps the tools), as listed.
@@ -253,9 +273,14 @@ pub(crate) async fn start(
     }
     let lists = list_others(&client).await;
     Ok((
-        Running {
-            client,
-            lists: Mutex::new(lists),
+        {
+            let (flush, flushes) = mpsc::unbounded_channel();
+            Running {
+                client,
+                lists: Mutex::new(lists),
+                flush,
+                flushes: Mutex::new(Some(flushes)),
+            }
         },
         events,
     ))
@@ -315,8 +340,25 @@ async fn watch_events(
     let http = matches!(upstream.config.transport, UpstreamTransport::Http(_));
     let mut health = tokio::time::interval(HEALTH_INTERVAL);
     health.tick().await;
+    let mut flushes = running
+        .flushes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    // Waiting for the queue to be acted on; bounded by the waiters' own timeouts.
+    let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
     loop {
+        if events.is_empty() {
+            for done in waiting.drain(..) {
+                let _ = done.send(());
+            }
+        }
         let event = tokio::select! {
+            Some(done) = next_flush(&mut flushes) => {
+                waiting.retain(|w| !w.is_closed());
+                waiting.push(done);
+                continue;
+            }
             event = events.recv() => match event {
                 Some(event) => event,
                 None => break,
@@ -357,7 +399,9 @@ async fn watch_events(
                             hub.changed();
                         });
                     }
-                    "notifications/message" if upstream.is_shared() => hub.deliver_log(&frame),
+                    "notifications/message" if upstream.is_shared() => {
+                        hub.deliver_log(upstream.index, &frame)
+                    }
                     "notifications/resources/updated" if upstream.is_shared() => {
                         hub.deliver_update(upstream.index, &frame);
                     }
@@ -385,6 +429,15 @@ async fn watch_events(
         }
     }
     "the gateway stopped".to_owned()
+}
+
+async fn next_flush(
+    flushes: &mut Option<mpsc::UnboundedReceiver<oneshot::Sender<()>>>,
+) -> Option<oneshot::Sender<()>> {
+    match flushes {
+        Some(flushes) => flushes.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The handlers a server's client gets: what the server asks goes to the gateway's clients

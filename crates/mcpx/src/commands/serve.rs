@@ -131,6 +131,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             invalid_arguments: config.gateway.invalid_arguments,
             lazy: serve.lazy,
             timeout: serve.timeout,
+            ..GatewayOptions::default()
         };
         let upstreams = config.servers.iter().map(|s| s.upstream()).collect();
         let gateway = Gateway::start(upstreams, options);

@@ -1,0 +1,659 @@
+//! Multi round-trip requests: what a legacy server asks during a modern client's call.
+//!
+//! A legacy server asks its client (`elicitation/create`, `sampling/createMessage`,
+//! `roots/list`) in the middle of a call; a 2026-07-28 client cannot be asked, it can only be
+//! answered. So each modern request runs as a [`Conversation`]: a session of its own (the
+//! question routing of [`crate::bridge`] finds it like any session, and it is the only one
+//! calling with it, so questions never reach another client) whose upstream work runs in a
+//! task of its own. When the server asks, the client's request is answered
+//! `{"resultType": "input_required", "inputRequests": {...}, "requestState": H}` and the
+//! conversation is parked, its upstream call still running and its question still waiting,
+//! under `H`: 128 random bits, bound to the method and the tool, prompt or resource named.
+//! The client's retry (same params, `inputResponses`, that `requestState`) takes it back:
+//! each answer is checked (an elicitation's content against the question's `requestedSchema`,
+//! compiled once when the question arrives, exactly as mcpclient checks a legacy client's
+//! answer), handed to the waiting question, and the retry waits for the server's next question
+//! (another `input_required`) or its result.
+//!
+//! An invalid answer never reaches the server: the retry gets -32602 with the flat lines, and
+//! the conversation stays parked under the same `requestState`, so the client can answer
+//! again (an LLM client fixes its answer; starting over would ask the user again). A question
+//! the retry leaves unanswered is asked again. A parked conversation lapses after the TTL
+//! ([`PARKED_TTL`] unless configured): its questions are answered `cancel` (elicitation) or
+//! refused, and its upstream call is cancelled. What is parked lives in this replica's memory
+//! only: behind a load balancer, a retry reaching another replica finds no such
+//! `requestState` and is told to start the call again.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use mcpclient::Frame;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::gateway::{error, lock, raw, Answer, Inner};
+use crate::modern::{self, Meta, INVALID_PARAMS, SERVER_INFO};
+use crate::session::Modern;
+use crate::{Outbox, Session};
+
+/// How long a parked call waits for the client's retry before it lapses (unless configured,
+/// [`crate::GatewayOptions::input_ttl`]). As long as the gateway's default call timeout: the
+/// server's call times out then anyway.
+pub const PARKED_TTL: Duration = Duration::from_secs(60);
+
+/// The most calls parked at once; a call that would be one more is ended with an error (its
+/// upstream call cancelled) instead of parked.
+pub const MAX_PARKED_CALLS: usize = 1_024;
+
+/// Bytes of randomness in a `requestState`.
+const STATE_BYTES: usize = 16;
+
+/// A server's question to a modern request's client, on its way to becoming an input request.
+pub(crate) struct Question {
+    pub(crate) method: String,
+    pub(crate) params: Value,
+    /// Where the client's answer goes: its result, or an error to refuse the question with.
+    pub(crate) answer: oneshot::Sender<Result<Value, Value>>,
+}
+
+/// Asks a modern request's client through its conversation and waits at most `timeout`; an
+/// elicitation nobody answers is `cancel`, anything else refused.
+pub(crate) async fn ask(
+    questions: &mpsc::UnboundedSender<Question>,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value, Value> {
+    let (answer, answered) = oneshot::channel();
+    let question = Question {
+        method: method.to_owned(),
+        params,
+        answer,
+    };
+    let unanswered = || {
+        if method == "elicitation/create" {
+            Ok(json!({"action": "cancel"}))
+        } else {
+            Err(error(
+                -32603,
+                format!("the client did not answer {method}: its request ended or lapsed"),
+            ))
+        }
+    };
+    if questions.send(question).is_err() {
+        return unanswered();
+    }
+    match tokio::time::timeout(timeout, answered).await {
+        Ok(Ok(answer)) => answer,
+        _ => unanswered(),
+    }
+}
+
+/// Where what a conversation sends (progress, log messages) goes now: the request being
+/// answered, on its client's connection. Nowhere while parked.
+pub(crate) struct Target {
+    pub(crate) parent: Arc<Session>,
+    /// The request's id, as JSON text.
+    pub(crate) id: String,
+    /// The progress token of the request being answered, if it asked for progress.
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// The outbox of a conversation's session: to the current [`Target`].
+struct Relay(Arc<Mutex<Option<Target>>>);
+
+impl Outbox for Relay {
+    fn send(&self, frame: Frame, _related: Option<&str>) {
+        let target = lock(&self.0);
+        let Some(target) = target.as_ref() else {
+            return;
+        };
+        let progress = frame
+            .head()
+            .is_some_and(|h| h.method.as_deref() == Some("notifications/progress"));
+        if progress {
+            // The retry has a token of its own (or none): progress goes under it.
+            let (Some(token), Ok(mut value)) = (&target.progress_token, frame.value()) else {
+                return;
+            };
+            let Some(params) = value.get_mut("params").and_then(Value::as_object_mut) else {
+                return;
+            };
+            params.insert("progressToken".to_owned(), token.clone());
+            target
+                .parent
+                .send(Frame::from_value(&value), Some(&target.id));
+            return;
+        }
+        target.parent.send(frame, Some(&target.id));
+    }
+
+    fn finish(&self, _id: &str, _response: Option<Frame>) {
+        // The request being answered is the parent's: it answers it.
+    }
+}
+
+struct Pending {
+    key: String,
+    method: String,
+    params: Value,
+    /// An elicitation's `requestedSchema`, compiled when the question arrived.
+    schema: Option<schemaval::Schema>,
+    answer: oneshot::Sender<Result<Value, Value>>,
+}
+
+/// One modern request, from its first arrival to its result, across its retries.
+pub(crate) struct Conversation {
+    gateway: Weak<Inner>,
+    session: Arc<Session>,
+    relay: Arc<Mutex<Option<Target>>>,
+    work: JoinHandle<Answer>,
+    questions: mpsc::UnboundedReceiver<Question>,
+    pending: Vec<Pending>,
+    next_key: u64,
+    method: String,
+    /// The tool, prompt or resource it acts on.
+    name: String,
+}
+
+/// How far a conversation got.
+pub(crate) enum Outcome {
+    Done(Answer),
+    /// Questions wait for the client.
+    Input,
+}
+
+impl Drop for Conversation {
+    fn drop(&mut self) {
+        // Its upstream call is cancelled with it, and its session ends.
+        self.work.abort();
+        if let Some(gateway) = self.gateway.upgrade() {
+            gateway.close_session(&self.session);
+        }
+    }
+}
+
+impl Conversation {
+    /// Sends what the conversation sends to `target` (none: nowhere).
+    pub(crate) fn aim(&self, target: Option<Target>) {
+        *lock(&self.relay) = target;
+    }
+
+    /// Runs until the call ends or the server asks; a question on a request that cannot take
+    /// input (`ask_allowed` false) is refused on the spot.
+    pub(crate) async fn drive(&mut self, ask_allowed: bool) -> Outcome {
+        if !self.pending.is_empty() {
+            return Outcome::Input;
+        }
+        loop {
+            tokio::select! {
+                done = &mut self.work => {
+                    self.catch_up().await;
+                    return Outcome::Done(done.unwrap_or_else(|e| {
+                        Err(error(-32603, format!("the request's task ended: {e}")))
+                    }));
+                }
+                Some(question) = self.questions.recv() => {
+                    if !ask_allowed {
+                        refuse(question);
+                        continue;
+                    }
+                    self.add(question);
+                    while let Ok(more) = self.questions.try_recv() {
+                        self.add(more);
+                    }
+                    return Outcome::Input;
+                }
+            }
+        }
+    }
+
+    /// For a request that asked for log messages: what its servers sent before its result is
+    /// acted on (delivered) before the result goes.
+    async fn catch_up(&self) {
+        if !self.session.asked_for_logs() {
+            return;
+        }
+        let Some(gateway) = self.gateway.upgrade() else {
+            return;
+        };
+        for index in self.session.upstreams_called() {
+            if let Some(running) = gateway.upstreams[index].running() {
+                running.caught_up().await;
+            }
+        }
+    }
+
+    fn add(&mut self, question: Question) {
+        self.next_key += 1;
+        let schema = (question.method == "elicitation/create")
+            .then(|| question.params.get("requestedSchema"))
+            .flatten()
+            .and_then(|s| schemaval::Schema::compile(s).ok());
+        self.pending.push(Pending {
+            key: format!("input-{}", self.next_key),
+            method: question.method,
+            params: question.params,
+            schema,
+            answer: question.answer,
+        });
+    }
+
+    /// The `input_required` result asking the pending questions, under `handle`.
+    fn input_required(&self, handle: &str) -> Value {
+        let requests: serde_json::Map<String, Value> = self
+            .pending
+            .iter()
+            .map(|p| {
+                (
+                    p.key.clone(),
+                    json!({"method": p.method, "params": p.params}),
+                )
+            })
+            .collect();
+        json!({"resultType": "input_required", "inputRequests": requests,
+            "requestState": handle, "_meta": {SERVER_INFO: modern::server_info()}})
+    }
+
+    /// Hands the client's `inputResponses` to the questions they answer, all checked first:
+    /// one invalid answer and none is handed over (-32602 with the flat lines). Questions left
+    /// unanswered stay pending, to be asked again.
+    fn resume(&mut self, responses: Option<&RawValue>) -> Result<(), Value> {
+        let responses: serde_json::Map<String, Value> = match responses {
+            None => serde_json::Map::new(),
+            Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
+                error(
+                    INVALID_PARAMS,
+                    "invalid params: inputResponses must be an object of answers by key",
+                )
+            })?,
+        };
+        for pending in &self.pending {
+            if let Some(answer) = responses.get(&pending.key) {
+                check_answer(pending, answer)?;
+            }
+        }
+        for pending in std::mem::take(&mut self.pending) {
+            match responses.get(&pending.key) {
+                Some(answer) => {
+                    let _ = pending.answer.send(Ok(answer.clone()));
+                }
+                None => self.pending.push(pending),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A question on a request that cannot carry input requests: an elicitation is declined, the
+/// rest refused.
+fn refuse(question: Question) {
+    let answer = if question.method == "elicitation/create" {
+        Ok(json!({"action": "decline"}))
+    } else {
+        Err(error(
+            -32601,
+            format!(
+                "{}: the client's request cannot carry input requests",
+                question.method
+            ),
+        ))
+    };
+    let _ = question.answer.send(answer);
+}
+
+/// Whether `answer` may go to the server for `pending`: an object, and for an elicitation an
+/// action, and content that matches the requested schema.
+fn check_answer(pending: &Pending, answer: &Value) -> Result<(), Value> {
+    let key = &pending.key;
+    let invalid = |lines: Vec<String>| {
+        let first = lines.first().cloned().unwrap_or_default();
+        json!({"code": INVALID_PARAMS,
+            "message": format!("invalid params: inputResponses[\"{key}\"] is not a valid answer to {}: {first} (retry with the same requestState and a valid answer)", pending.method),
+            "data": {"violations": lines}})
+    };
+    if !answer.is_object() {
+        return Err(invalid(vec![format!(
+            "$: got {}, want object",
+            kind(answer)
+        )]));
+    }
+    if pending.method != "elicitation/create" {
+        return Ok(());
+    }
+    match answer.get("action").and_then(Value::as_str) {
+        Some("decline" | "cancel") => Ok(()),
+        Some("accept") => {
+            let content = answer.get("content").cloned().unwrap_or_else(|| json!({}));
+            match &pending.schema {
+                Some(schema) => schema.validate(&content).map_err(|e| invalid(e.lines())),
+                None => Ok(()),
+            }
+        }
+        _ => Err(invalid(vec![
+            "$.action: want one of \"accept\", \"decline\", \"cancel\"".to_owned(),
+        ])),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The parked conversations, by `requestState`.
+#[derive(Default)]
+pub(crate) struct Parked {
+    calls: Mutex<HashMap<String, (u64, Conversation)>>,
+    next: AtomicU64,
+}
+
+impl Inner {
+    /// Starts modern request `id`: a session of its own declaring what `meta` says, and its
+    /// work (`method` with `params`, as they go upstream) in a task.
+    pub(crate) fn converse(
+        self: &Arc<Self>,
+        meta: &Meta,
+        id: &str,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        name: String,
+    ) -> Conversation {
+        let (asked, questions) = mpsc::unbounded_channel();
+        let relay = Arc::new(Mutex::new(None));
+        let modern = Modern {
+            log_level: meta.log_level,
+            questions: asked,
+            listening: None,
+        };
+        let session = Arc::new(Session::modern(
+            Box::new(Relay(relay.clone())),
+            meta.capabilities.clone(),
+            modern,
+        ));
+        self.register(&session);
+        let _ = session.begin(id);
+        let (inner, for_task, id_owned, method_owned) = (
+            self.clone(),
+            session.clone(),
+            id.to_owned(),
+            method.to_owned(),
+        );
+        let work = tokio::spawn(async move {
+            inner
+                .handle(&for_task, &id_owned, &method_owned, params)
+                .await
+        });
+        Conversation {
+            gateway: Arc::downgrade(self),
+            session,
+            relay,
+            work,
+            questions,
+            pending: Vec::new(),
+            next_key: 0,
+            method: method.to_owned(),
+            name,
+        }
+    }
+
+    /// Parks `call` under `handle` (a new one when none) until a retry takes it or
+    /// [`crate::GatewayOptions::input_ttl`] passes; its `input_required` result. Refused (the
+    /// call is ended) when [`MAX_PARKED_CALLS`] are parked.
+    pub(crate) fn park(self: &Arc<Self>, call: Conversation, handle: Option<String>) -> Answer {
+        let handle = match handle {
+            Some(handle) => handle,
+            None => new_state().map_err(|e| error(-32603, format!("no randomness: {e}")))?,
+        };
+        let result = call.input_required(&handle);
+        let generation = self.parked.next.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut calls = lock(&self.parked.calls);
+            if calls.len() >= MAX_PARKED_CALLS {
+                drop(calls);
+                drop(call);
+                self.refusals
+                    .note("a call waiting for input (the table of parked calls is full)");
+                return Err(error(
+                    -32603,
+                    format!("the gateway holds {MAX_PARKED_CALLS} calls waiting for input, its most; try again later"),
+                ));
+            }
+            calls.insert(handle.clone(), (generation, call));
+        }
+        let gateway = Arc::downgrade(self);
+        let ttl = self.options.input_ttl;
+        tokio::spawn(async move {
+            tokio::time::sleep(ttl).await;
+            let Some(gateway) = gateway.upgrade() else {
+                return;
+            };
+            let lapsed = {
+                let mut calls = lock(&gateway.parked.calls);
+                match calls.get(&handle) {
+                    Some((g, _)) if *g == generation => calls.remove(&handle),
+                    _ => None,
+                }
+            };
+            if let Some((_, call)) = lapsed {
+                tracing::info!(
+                    method = call.method,
+                    name = call.name,
+                    ?ttl,
+                    "a call waiting for input lapsed; cancelled"
+                );
+                drop(call);
+            }
+        });
+        Ok(raw(&result))
+    }
+
+    /// Takes the call parked under `handle` for a retry of `method` on `name`.
+    pub(crate) fn unpark(
+        &self,
+        handle: &str,
+        method: &str,
+        name: &str,
+    ) -> Result<Conversation, Value> {
+        let mut calls = lock(&self.parked.calls);
+        let bound = calls
+            .get(handle)
+            .map(|(_, c)| (c.method.clone(), c.name.clone()));
+        match bound {
+            Some((m, n)) if m != method || n != name => Err(error(
+                INVALID_PARAMS,
+                format!("invalid params: this requestState belongs to {m} of '{n}', not {method} of '{name}'"),
+            )),
+            _ => calls.remove(handle).map(|(_, call)| call).ok_or_else(|| error(
+                INVALID_PARAMS,
+                "invalid params: unknown or expired requestState (it lapsed, was used already, or belongs to another gateway replica); start the call again without requestState",
+            )),
+        }
+    }
+
+    /// The rest of a modern request that may converse: a new conversation, or the parked one
+    /// its `requestState` names, resumed with its `inputResponses`; then its result, or the
+    /// next `input_required`.
+    pub(crate) async fn conversation(
+        self: &Arc<Self>,
+        target: Target,
+        meta: &Meta,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Answer {
+        let members = match params.as_deref() {
+            Some(raw) => mcpclient::RawParams::parse(raw)
+                .map_err(|e| error(INVALID_PARAMS, format!("invalid params: {e}")))?,
+            None => mcpclient::RawParams::default(),
+        };
+        let named = modern::named_member(method);
+        let name = named
+            .and_then(|member| members.get_str(member))
+            .unwrap_or_default();
+        let mut call = match members.get_str("requestState") {
+            Some(handle) => {
+                let mut call = self.unpark(&handle, method, &name)?;
+                if let Err(invalid) = call.resume(members.get("inputResponses")) {
+                    // Kept for a corrected answer under the same requestState.
+                    self.park(call, Some(handle))?;
+                    return Err(invalid);
+                }
+                call
+            }
+            None => {
+                let upstream = modern::for_upstream(params.as_deref());
+                self.converse(meta, &target.id, method, upstream, name)
+            }
+        };
+        call.aim(Some(target));
+        let outcome = call.drive(named.is_some()).await;
+        call.aim(None);
+        match outcome {
+            Outcome::Done(answer) => {
+                drop(call);
+                answer
+                    .map(|result| modern::complete(method, &result))
+                    .map_err(modern::modern_error)
+            }
+            Outcome::Input => self.park(call, None),
+        }
+    }
+}
+
+fn new_state() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; STATE_BYTES];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Gateway, GatewayOptions};
+
+    /// Tells when it is dropped (its task ended or was cancelled).
+    struct Dropped(Option<oneshot::Sender<()>>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            if let Some(told) = self.0.take() {
+                let _ = told.send(());
+            }
+        }
+    }
+
+    /// A conversation whose work asks one elicitation and then waits forever.
+    fn asking(gateway: &Gateway) -> (Conversation, oneshot::Receiver<()>) {
+        let inner = &gateway.inner;
+        let (asked, questions) = mpsc::unbounded_channel();
+        let (told, ended) = oneshot::channel();
+        let work = tokio::spawn(async move {
+            let _dropped = Dropped(Some(told));
+            let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+            let params = json!({"message": "n?", "requestedSchema": schema});
+            let _ = ask(
+                &asked,
+                "elicitation/create",
+                params,
+                Duration::from_secs(600),
+            )
+            .await;
+            std::future::pending::<Answer>().await
+        });
+        let (unused, _) = mpsc::unbounded_channel();
+        let session = Arc::new(Session::modern(
+            Box::new(Relay(Arc::default())),
+            json!({"elicitation": {}}),
+            Modern {
+                log_level: None,
+                questions: unused,
+                listening: None,
+            },
+        ));
+        let call = Conversation {
+            gateway: Arc::downgrade(inner),
+            session,
+            relay: Arc::default(),
+            work,
+            questions,
+            pending: Vec::new(),
+            next_key: 0,
+            method: "tools/call".to_owned(),
+            name: "t".to_owned(),
+        };
+        (call, ended)
+    }
+
+    #[tokio::test]
+    async fn a_parked_call_lapses_and_its_state_is_then_unknown() {
+        let options = GatewayOptions {
+            input_ttl: Duration::from_millis(50),
+            ..GatewayOptions::default()
+        };
+        let gateway = Gateway::start(Vec::new(), options);
+        let (mut call, ended) = asking(&gateway);
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        let parked = gateway.inner.park(call, None).unwrap();
+        let parked: Value = serde_json::from_str(parked.get()).unwrap();
+        let state = parked["requestState"].as_str().unwrap().to_owned();
+        assert_eq!(
+            parked["inputRequests"]["input-1"]["method"],
+            "elicitation/create"
+        );
+        // Bound to its method and name.
+        let other = gateway
+            .inner
+            .unpark(&state, "prompts/get", "t")
+            .err()
+            .unwrap();
+        assert!(other["message"]
+            .as_str()
+            .unwrap()
+            .contains("belongs to tools/call of 't'"));
+        // The TTL passes: the call is cancelled (its task dropped) and its state forgotten.
+        ended.await.unwrap();
+        let gone = gateway
+            .inner
+            .unpark(&state, "tools/call", "t")
+            .err()
+            .unwrap();
+        assert_eq!(gone["code"], INVALID_PARAMS);
+        assert!(gone["message"]
+            .as_str()
+            .unwrap()
+            .contains("start the call again"));
+    }
+
+    #[tokio::test]
+    async fn an_invalid_answer_is_refused_with_the_lines_and_changes_nothing() {
+        let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
+        let (mut call, _ended) = asking(&gateway);
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        let answer = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        let refused = call
+            .resume(Some(&answer(
+                r#"{"input-1":{"action":"accept","content":{"n":"x"}}}"#,
+            )))
+            .unwrap_err();
+        assert_eq!(
+            refused["data"]["violations"][0],
+            "$.n: got string, want integer"
+        );
+        assert_eq!(call.pending.len(), 1, "still waiting for a valid answer");
+        call.resume(Some(&answer(
+            r#"{"input-1":{"action":"accept","content":{"n":3}}}"#,
+        )))
+        .unwrap();
+        assert!(call.pending.is_empty());
+    }
+}
