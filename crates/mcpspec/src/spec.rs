@@ -102,7 +102,13 @@ impl Spec {
             let Some(members) = defs.get(union) else {
                 continue;
             };
-            for name in union_members(members) {
+            // A union of one is the definition itself (2026-07-28's ClientNotification is the
+            // cancellation notification).
+            let names = match union_members(members) {
+                names if names.is_empty() => vec![union.to_owned()],
+                names => names,
+            };
+            for name in names {
                 let method = defs
                     .get(&name)
                     .and_then(|d| d.pointer("/properties/method/const"))

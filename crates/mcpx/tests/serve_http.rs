@@ -186,6 +186,14 @@ async fn every_request_is_checked_before_it_reaches_the_gateway() {
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
 
+/// A client of the 2025 era (which has sessions).
+fn legacy() -> ClientOptions {
+    ClientOptions {
+        protocol: mcpclient::Protocol::Legacy,
+        ..ClientOptions::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_calls_through_the_http_front() {
     let Some(spec) = spec() else { return };
@@ -196,10 +204,11 @@ async fn a_client_calls_through_the_http_front() {
         headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
     })
     .unwrap();
-    let (client, _events) =
-        Client::connect_with(Recording::new(spec, transport), ClientOptions::default())
-            .await
-            .unwrap();
+    // The 2025 era: a session, and results exactly as the server wrote them (a modern
+    // client's also carry resultType, serve_modern.rs).
+    let (client, _events) = Client::connect_with(Recording::new(spec, transport), legacy())
+        .await
+        .unwrap();
     assert_eq!(client.protocol_version(), "2025-11-25");
     let (tools, _) = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name() == "demo__get-sum"));
@@ -349,10 +358,9 @@ async fn secrets_never_reach_the_log_even_at_trace_level() {
     })
     .unwrap();
     let session = transport.session();
-    let (client, _events) =
-        Client::connect_with(Recording::new(spec, transport), ClientOptions::default())
-            .await
-            .unwrap();
+    let (client, _events) = Client::connect_with(Recording::new(spec, transport), legacy())
+        .await
+        .unwrap();
     let (tools, _) = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name() == "keyed__demo__get-sum"));
     for tool in ["envy__get-sum", "keyed__demo__get-sum"] {

@@ -2,6 +2,9 @@
 //! own calls caused. Real peers: the Python SDK server (over Streamable HTTP, where a server's
 //! question arrives on the stream of the call that caused it, and over stdio, where nothing
 //! says whose call asked).
+//!
+//! Sessions are a 2025-era notion: these clients speak 2025-11-25 (the modern era's isolation,
+//! one request at a time, is tested in serve_modern.rs and serve_translate.rs).
 
 mod common;
 
@@ -11,7 +14,8 @@ use std::sync::Arc;
 use common::{config, spec};
 use mcpclient::{
     BoxFuture, CallOptions, Client, ClientOptions, ElicitationAnswer, ElicitationHandler,
-    ElicitationRequest, HandlerError, Handlers, HttpConfig, HttpTransport, SamplingHandler,
+    ElicitationRequest, HandlerError, Handlers, HttpConfig, HttpTransport, Protocol,
+    SamplingHandler,
 };
 use mcpspec::Recording;
 use mcpx_interop::{peer_file, python, python_over_http, HttpPeer};
@@ -76,6 +80,7 @@ async fn client(gateway: &HttpPeer, name: &'static str) -> (Client, Named) {
         handlers: Handlers::default()
             .elicitation(user.clone())
             .sampling(user.clone()),
+        protocol: Protocol::Legacy,
         ..ClientOptions::default()
     };
     let (client, _events) =
@@ -184,7 +189,10 @@ async fn plain_client(
     .unwrap();
     let (client, events) = Client::connect_with(
         Recording::new(spec().unwrap(), transport),
-        ClientOptions::default(),
+        ClientOptions {
+            protocol: Protocol::Legacy,
+            ..ClientOptions::default()
+        },
     )
     .await
     .unwrap();
