@@ -43,7 +43,7 @@ pub use http::{
 };
 pub use listen::MAX_LISTEN_RESOURCES;
 pub use modern::{supported_versions, MODERN_VERSIONS};
-pub use mrtr::{MAX_PARKED_CALLS, PARKED_TTL};
+pub use mrtr::{GATHER_WINDOW, MAX_PARKED_CALLS, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
     GatewayOptions, InvalidArguments, Isolation, UpstreamConfig, UpstreamTransport,

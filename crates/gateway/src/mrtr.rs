@@ -52,8 +52,14 @@ pub const MAX_PARKED_CALLS: usize = 1_024;
 /// Bytes of randomness in a `requestState`.
 const STATE_BYTES: usize = 16;
 
+/// How long, after a server's question, the conversation waits for more before it asks the
+/// client: the questions of one `input_required` result arrive a few microseconds apart.
+pub const GATHER_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// A server's question to a modern request's client, on its way to becoming an input request.
 pub(crate) struct Question {
+    /// The key a modern server gave the question in its `inputRequests`, passed on as it is.
+    pub(crate) key: Option<String>,
     pub(crate) method: String,
     pub(crate) params: Value,
     /// Where the client's answer goes: its result, or an error to refuse the question with.
@@ -70,6 +76,7 @@ pub(crate) async fn ask(
 ) -> Result<Value, Value> {
     let (answer, answered) = oneshot::channel();
     let question = Question {
+        key: mcpclient::input_key(),
         method: method.to_owned(),
         params,
         answer,
@@ -203,7 +210,11 @@ impl Conversation {
                         continue;
                     }
                     self.add(question);
-                    while let Ok(more) = self.questions.try_recv() {
+                    // A modern server asks several questions at once, and they reach the
+                    // conversation one by one: they go out together.
+                    while let Ok(Some(more)) =
+                        tokio::time::timeout(GATHER_WINDOW, self.questions.recv()).await
+                    {
                         self.add(more);
                     }
                     return Outcome::Input;
@@ -234,8 +245,13 @@ impl Conversation {
             .then(|| question.params.get("requestedSchema"))
             .flatten()
             .and_then(|s| schemaval::Schema::compile(s).ok());
+        let taken = |key: &str| self.pending.iter().any(|p| p.key == key);
+        let key = match question.key {
+            Some(key) if !taken(&key) => key,
+            _ => format!("input-{}", self.next_key),
+        };
         self.pending.push(Pending {
-            key: format!("input-{}", self.next_key),
+            key,
             method: question.method,
             params: question.params,
             schema,

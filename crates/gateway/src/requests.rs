@@ -242,6 +242,7 @@ impl Inner {
             progress: None,
             tag: Some(tagged.tag.clone()),
             log_level: session.log_level_name(),
+            capabilities: Some(session.relayed_capabilities()),
         };
         match running
             .client
@@ -351,6 +352,7 @@ impl Inner {
         options.timeout = Some(self.options.timeout);
         options.tag = Some(tagged.tag.clone());
         options.log_level = session.log_level_name();
+        options.capabilities = Some(session.relayed_capabilities());
         params.set("name", &json!(route.name));
         let forward = |mut step: Value| {
             if let Some(token) = &token {

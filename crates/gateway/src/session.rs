@@ -233,6 +233,29 @@ impl Session {
             .is_some_and(|c| !c.is_null())
     }
 
+    /// What a modern server is told this client can answer, in the requests the gateway
+    /// passes on for it: the questions the gateway relays (form elicitation, sampling, roots)
+    /// that the client declared, so that a server that needs one the client lacks says so
+    /// (-32021) instead of asking a question nobody will answer.
+    pub(crate) fn relayed_capabilities(&self) -> Value {
+        let mut relayed = serde_json::Map::new();
+        let declared = lock(&self.declared).capabilities.clone();
+        if let Some(elicitation) = declared.get("elicitation").filter(|c| c.is_object()) {
+            // An empty object is form mode (2025-06-18); URL mode is not relayed.
+            let form = elicitation.get("form").is_some()
+                || elicitation.as_object().is_some_and(|e| e.is_empty());
+            if form {
+                relayed.insert("elicitation".into(), json!({"form": {}}));
+            }
+        }
+        for capability in ["sampling", "roots"] {
+            if declared.get(capability).is_some_and(Value::is_object) {
+                relayed.insert(capability.into(), json!({}));
+            }
+        }
+        Value::Object(relayed)
+    }
+
     pub(crate) fn send(&self, frame: Frame, related: Option<&str>) {
         self.outbox.send(frame, related);
     }

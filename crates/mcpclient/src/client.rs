@@ -15,7 +15,7 @@ use tokio::task::AbortHandle;
 use crate::headers::{header_params, ToolHeaders};
 use crate::modern::{
     self, codes, probed, Identity, Probed, Protocol, DISCOVER_TIMEOUT, MAX_INPUT_ROUNDS,
-    META_SERVER_INFO, MODERN_VERSION,
+    MAX_PROBES, META_SERVER_INFO, MODERN_VERSION,
 };
 use crate::params::count_values;
 use crate::serve::{fulfil, serve};
@@ -197,6 +197,10 @@ pub struct CallOptions {
     /// (`io.modelcontextprotocol/logLevel`), unless the params carry one; else the level last
     /// set with `logging/setLevel`.
     pub log_level: Option<String>,
+    /// For a modern server: the client capabilities this request declares
+    /// (`io.modelcontextprotocol/clientCapabilities`) in place of the handlers' (a gateway
+    /// passing on what its own client can answer).
+    pub capabilities: Option<Value>,
 }
 
 impl CallOptions {
@@ -259,6 +263,24 @@ struct Listen {
     uris: BTreeSet<String>,
     /// The task holding the stream open.
     task: Option<AbortHandle>,
+}
+
+tokio::task_local! {
+    /// The key of the `inputRequests` entry a handler is answering.
+    static INPUT_KEY: String;
+}
+
+/// While a handler answers one of a modern server's `inputRequests`: that entry's key (a
+/// gateway passing the question on keeps it). `None` elsewhere.
+pub fn input_key() -> Option<String> {
+    INPUT_KEY.try_with(Clone::clone).ok()
+}
+
+/// What a request to a modern server says beyond the client's defaults.
+#[derive(Default)]
+struct Stamp<'a> {
+    log_level: Option<&'a str>,
+    capabilities: Option<Value>,
 }
 
 /// How the handshake went.
@@ -332,7 +354,7 @@ impl Client {
             "ping"
         };
         self.inner
-            .send(method, None, self.inner.timeout, None, None)
+            .send(method, None, self.inner.timeout, None, Stamp::default())
             .await?;
         Ok(())
     }
@@ -603,20 +625,33 @@ async fn probe(
 ) -> Result<Option<Handshake>, ClientError> {
     let params = modern::stamp(None, identity, None)
         .map_err(|e| malformed("server/discover", e.to_string()))?;
-    let answer = connection
-        .request_tagged("server/discover", Some(params), wait, None)
-        .await;
-    match answer {
-        Err(RpcError::Closed) => return Err(ClientError::ClosedByProbe),
-        Err(RpcError::Timeout { .. }) if options.protocol == Protocol::Auto => {
-            tracing::warn!(
-                after = ?wait,
-                "the server did not answer server/discover: taken for a legacy server (\"protocol\": \"legacy\" skips the probe)"
-            );
+    let mut probes = 0;
+    let probe = loop {
+        probes += 1;
+        let answer = connection
+            .request_tagged("server/discover", Some(params.clone()), wait, None)
+            .await;
+        match answer {
+            Err(RpcError::Closed) => return Err(ClientError::ClosedByProbe),
+            Err(RpcError::Timeout { .. }) if options.protocol == Protocol::Auto => {
+                tracing::warn!(
+                    after = ?wait,
+                    "the server did not answer server/discover: taken for a legacy server (\"protocol\": \"legacy\" skips the probe)"
+                );
+            }
+            _ => {}
         }
-        _ => {}
-    }
-    match probed(answer) {
+        match probed(answer) {
+            Probed::Again if probes < MAX_PROBES => continue,
+            Probed::Again => {
+                return Err(ClientError::UnsupportedVersion {
+                    got: format!("{MODERN_VERSION} by its own account, yet it refused it"),
+                })
+            }
+            other => break other,
+        }
+    };
+    match probe {
         Probed::Modern(answer) => Ok(Some(Handshake {
             modern: Some(identity.clone()),
             version: MODERN_VERSION.to_owned(),
@@ -686,7 +721,7 @@ impl Inner {
                         Some(params),
                         LISTEN_TIMEOUT,
                         None,
-                        None,
+                        Stamp::default(),
                     )
                     .await;
                 drop(inner);
@@ -727,7 +762,7 @@ impl Inner {
                 .transpose()
                 .map_err(|e| malformed(method, e.to_string()))?;
             let page = self
-                .send(method, params, self.timeout, None, None)
+                .send(method, params, self.timeout, None, Stamp::default())
                 .await?
                 .result()
                 .map_err(|e| malformed(method, e.to_string()))?;
@@ -929,7 +964,10 @@ impl Inner {
             params,
             timeout,
             options.tag,
-            options.log_level.as_deref(),
+            Stamp {
+                log_level: options.log_level.as_deref(),
+                capabilities: options.capabilities,
+            },
         )
         .await
     }
@@ -943,7 +981,7 @@ impl Inner {
         params: Option<Box<RawValue>>,
         timeout: Duration,
         tag: Option<String>,
-        log_level: Option<&str>,
+        stamp: Stamp<'_>,
     ) -> Result<Response, ClientError> {
         let Some(identity) = &self.modern else {
             let params = modern::unstamp(params);
@@ -952,7 +990,18 @@ impl Inner {
                 .request_tagged(method, params, timeout, tag)
                 .await?);
         };
-        let level = match log_level {
+        let own;
+        let identity = match stamp.capabilities {
+            Some(capabilities) => {
+                own = Identity {
+                    capabilities,
+                    client_info: identity.client_info.clone(),
+                };
+                &own
+            }
+            None => identity,
+        };
+        let level = match stamp.log_level {
             Some(level) => Some(level.to_owned()),
             None => self
                 .log_level
@@ -1007,7 +1056,10 @@ impl Inner {
                     .unwrap_or_default()
                     .to_owned();
                 let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-                (key, fulfil(&self.handlers, &method, params, tag).await)
+                let answer = INPUT_KEY
+                    .scope(key.clone(), fulfil(&self.handlers, &method, params, tag))
+                    .await;
+                (key, answer)
             }
         });
         let mut responses = serde_json::Map::new();

@@ -28,6 +28,9 @@ pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
 /// retry with the answer): a server that keeps asking is stopped there, with an error.
 pub const MAX_INPUT_ROUNDS: usize = 16;
 
+/// How many times the probe is sent to a server that refuses its version while naming it.
+pub const MAX_PROBES: usize = 2;
+
 /// The requests a server may answer with `input_required`.
 pub const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
@@ -83,6 +86,9 @@ pub(crate) enum Probed {
     Modern(Value),
     /// A modern server that does not speak [`MODERN_VERSION`]: the versions it names.
     ModernWithout(Vec<String>),
+    /// A modern server that refused the probe's version while naming it among the versions it
+    /// speaks: asked again.
+    Again,
     /// Anything else: a legacy server (why, for the log).
     Legacy(String),
 }
@@ -109,7 +115,14 @@ pub(crate) fn probed(answer: Result<Response, RpcError>) -> Probed {
             code: codes::UNSUPPORTED_PROTOCOL_VERSION,
             data,
             ..
-        }) => Probed::ModernWithout(versions(data.as_ref().and_then(|d| d.get("supported")))),
+        }) => {
+            let supported = versions(data.as_ref().and_then(|d| d.get("supported")));
+            if supported.iter().any(|v| v == MODERN_VERSION) {
+                Probed::Again
+            } else {
+                Probed::ModernWithout(supported)
+            }
+        }
         Err(error) => Probed::Legacy(error.to_string()),
     }
 }

@@ -237,3 +237,17 @@ async fn a_modern_server_too_slow_for_the_probe_is_probed_again_when_it_refuses_
     assert!(client.is_modern());
     assert_eq!(client.server_info().unwrap()["name"], "modern");
 }
+
+#[tokio::test]
+async fn a_refusal_that_names_2026_07_28_is_answered_by_probing_again() {
+    let discovered = DISCOVERED.replace(r#""id":1"#, r#""id":2"#);
+    let script = format!(
+        "read discover; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{{\"code\":-32022,\"message\":\"Unsupported protocol version\",\"data\":{{\"supported\":[\"2026-07-28\"],\"requested\":\"2026-07-28\"}}}}}}'; \
+         read again; echo '{discovered}'; read rest"
+    );
+    let (client, _events) = Client::connect_with(server(&script), ClientOptions::default())
+        .await
+        .unwrap();
+    assert!(client.is_modern());
+}

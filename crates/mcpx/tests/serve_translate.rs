@@ -133,3 +133,74 @@ async fn a_modern_client_answers_a_legacy_only_servers_question_in_a_result() {
     assert_eq!(text(&liked), "You like teal.");
     assert_eq!(user.asked().len(), 2);
 }
+
+/// POSTs one 2026-07-28 request to the gateway and returns its JSON answer.
+async fn post_modern(
+    gateway: &HttpPeer,
+    id: u64,
+    method: &str,
+    params: Value,
+    capabilities: Value,
+) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params["name"].as_str().unwrap_or_default().to_owned();
+    let answer = reqwest::Client::new()
+        .post(&gateway.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("mcp-name", name)
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let body = answer.text().await.unwrap();
+    // JSON, or an event stream whose last message is the answer.
+    let last = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .next_back()
+        .map(str::trim)
+        .unwrap_or(body.trim())
+        .to_owned();
+    serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_modern_servers_question_keeps_its_key_and_a_missing_capability_is_the_servers_to_judge()
+{
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(gateway) = gateway(dir.path(), &["--modern-only"]).await else {
+        return;
+    };
+    let asked = post_modern(
+        &gateway,
+        1,
+        "tools/call",
+        json!({"name": "ask_name", "arguments": {}}),
+        json!({"elicitation": {"form": {}}}),
+    )
+    .await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    assert_eq!(
+        result["inputRequests"]["user_name"]["method"], "elicitation/create",
+        "the server's key is passed on: {asked}"
+    );
+    // A client that cannot sample: the server is told so, and answers -32021 itself.
+    let refused = post_modern(
+        &gateway,
+        2,
+        "tools/call",
+        json!({"name": "sample_capital", "arguments": {}}),
+        json!({"elicitation": {"form": {}}}),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+}
