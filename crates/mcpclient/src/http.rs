@@ -56,6 +56,12 @@ pub const MAX_REDIRECTS: usize = 5;
 /// Bytes of an error answer's body quoted in the error.
 const ERROR_EXCERPT_BYTES: usize = 200;
 
+/// How long an idle keep-alive connection is kept for the next request: below the 5 s after
+/// which common servers (Node's `http`, uvicorn) close idle connections, so that a request is
+/// not written to a connection the server is closing at that moment (a request that fails that
+/// way cannot be told from one the server received, so it is never sent again).
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+
 /// How many times a 2026-07-28 request whose response stream broke before its answer is sent
 /// again under a new id (that revision has no resumption: the request is lost with the stream).
 pub const MAX_REISSUES: u32 = 1;
@@ -146,6 +152,7 @@ impl HttpTransport {
         }
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .redirect(same_origin_redirects())
             .build()
             .map_err(|e| TransportError::Config(e.to_string()))?;

@@ -47,7 +47,7 @@ pub use headers::{
 };
 pub use http::{
     HttpConfig, HttpSession, HttpSink, HttpSource, HttpTransport, ACK_TIMEOUT, CONNECT_TIMEOUT,
-    DEFAULT_RETRY, MAX_REDIRECTS, MAX_REISSUES, MAX_RESUMPTIONS, MAX_RETRY,
+    DEFAULT_RETRY, MAX_REDIRECTS, MAX_REISSUES, MAX_RESUMPTIONS, MAX_RETRY, POOL_IDLE_TIMEOUT,
 };
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use message::Message;

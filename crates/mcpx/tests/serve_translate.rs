@@ -204,3 +204,126 @@ async fn a_modern_servers_question_keeps_its_key_and_a_missing_capability_is_the
     .await;
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
 }
+
+/// The gateway's config in `dir`: the Python SDK 2.x server started with `args`, unprefixed.
+fn python_behind(dir: &std::path::Path, args: &[&str]) -> Option<std::path::PathBuf> {
+    let python = python26()?;
+    let mut argv = vec![peer_file("sdk26/python_server.py")];
+    argv.extend(args.iter().map(|a| (*a).to_owned()));
+    let server = json!({"command": python, "args": argv, "prefix": ""});
+    let path = dir.join("mcpx.json");
+    std::fs::write(&path, json!({"mcpServers": {"py": server}}).to_string()).unwrap();
+    Some(path)
+}
+
+/// Runs an SDK client peer to the end: its steps (one JSON object a line on stdout), by name.
+fn steps(program: &str, args: &[&str]) -> std::collections::HashMap<String, Value> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| Some((v["step"].as_str()?.to_owned(), v["result"].clone())))
+        .collect()
+}
+
+fn said(steps: &std::collections::HashMap<String, Value>, step: &str) -> String {
+    steps[step]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{step}: {steps:?}"))
+        .to_owned()
+}
+
+/// The official SDK clients, speaking 2026-07-28 to the gateway (stdio and HTTP), reach a server
+/// that speaks only 2025-11-25: its questions come to them as input_required results.
+#[tokio::test(flavor = "multi_thread")]
+async fn sdk_clients_of_2026_07_28_reach_a_legacy_only_server_through_the_gateway() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(config), Some(python)) = (python_behind(dir.path(), &["--legacy-only"]), python26())
+    else {
+        return;
+    };
+    let Some((node, ts_client)) = mcpx_interop::ts26("ts_client.mjs") else {
+        return;
+    };
+    let python = python.display().to_string();
+    let py_client = peer_file("sdk26/python_client.py");
+    let config = config.display().to_string();
+    let tools = "echo,ask_color,sample_capital";
+    let stdio = ["--", common::MCPX, "--config", &config, "serve"];
+    let gateway = common::serve_http(std::path::Path::new(&config)).await;
+    let with = |client: &'static str, program: &str, script: &str, reach: &[&str]| {
+        let mut args = vec![script, "--mode", "auto", "--tools", tools];
+        args.extend(reach);
+        (client, steps(program, &args))
+    };
+    let url = ["--url", gateway.url.as_str()];
+    let runs = [
+        with("python over stdio", &python, &py_client, &stdio),
+        with("python over http", &python, &py_client, &url),
+        with("typescript over stdio", &node, &ts_client, &stdio),
+        with("typescript over http", &node, &ts_client, &url),
+    ];
+    for (client, steps) in runs {
+        assert_eq!(
+            steps["connected"]["protocolVersion"], "2026-07-28",
+            "{client}: {steps:?}"
+        );
+        assert_eq!(said(&steps, "tools/call echo"), "hi");
+        assert_eq!(said(&steps, "tools/call ask_color"), "You like teal.");
+        assert!(
+            said(&steps, "tools/call sample_capital").contains("Paris"),
+            "{steps:?}"
+        );
+    }
+}
+
+/// The Python SDK client in the 2025 era reaches a server that speaks only 2026-07-28.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_sdk_client_reaches_a_modern_only_server_through_the_gateway() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(config), Some(python)) = (python_behind(dir.path(), &["--modern-only"]), python26())
+    else {
+        return;
+    };
+    let python = python.display().to_string();
+    let config = config.display().to_string();
+    let steps = steps(
+        &python,
+        &[
+            &peer_file("sdk26/python_client.py"),
+            "--mode",
+            "legacy",
+            "--tools",
+            "ask_name,sample_capital",
+            "--",
+            common::MCPX,
+            "--config",
+            &config,
+            "serve",
+        ],
+    );
+    assert_eq!(
+        steps["connected"]["protocolVersion"], "2025-11-25",
+        "{steps:?}"
+    );
+    assert!(
+        said(&steps, "tools/call ask_name").contains("Hello, Ada"),
+        "{steps:?}"
+    );
+    assert!(
+        said(&steps, "tools/call sample_capital").contains("Paris"),
+        "{steps:?}"
+    );
+}
