@@ -34,6 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
 use futures_util::stream;
+use mcpclient::codes;
 use mcpclient::{Frame, Message, ACCEPTED_VERSIONS};
 use serde_json::json;
 use subtle::ConstantTimeEq;
@@ -952,10 +953,29 @@ fn answered_ids(frame: &Frame) -> Result<(bool, Vec<String>), &'static str> {
     }
 }
 
-/// A frame as a JSON response body.
+/// A frame as a JSON response body: 200, or 400 for the errors 2026-07-28 answers with it
+/// (header mismatch, missing client capability, unsupported version), whoever sent them.
 fn json_body(frame: &Frame) -> Response {
+    let modern_error = frame.text().contains("-3202")
+        && frame
+            .value()
+            .ok()
+            .and_then(|v| v.pointer("/error/code").and_then(serde_json::Value::as_i64))
+            .is_some_and(|code| {
+                [
+                    codes::HEADER_MISMATCH,
+                    codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    codes::UNSUPPORTED_PROTOCOL_VERSION,
+                ]
+                .contains(&code)
+            });
+    let status = if modern_error {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
     (
-        StatusCode::OK,
+        status,
         [(header::CONTENT_TYPE, "application/json")],
         frame.text().to_owned(),
     )

@@ -134,7 +134,8 @@ async fn a_modern_client_answers_a_legacy_only_servers_question_in_a_result() {
     assert_eq!(user.asked().len(), 2);
 }
 
-/// POSTs one 2026-07-28 request to the gateway and returns its JSON answer.
+/// POSTs one 2026-07-28 request to the gateway and returns its JSON answer, with the HTTP
+/// status added as `httpStatus`.
 async fn post_modern(
     gateway: &HttpPeer,
     id: u64,
@@ -159,6 +160,7 @@ async fn post_modern(
         .send()
         .await
         .unwrap();
+    let status = answer.status().as_u16();
     let body = answer.text().await.unwrap();
     // JSON, or an event stream whose last message is the answer.
     let last = body
@@ -168,7 +170,9 @@ async fn post_modern(
         .map(str::trim)
         .unwrap_or(body.trim())
         .to_owned();
-    serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {body}"))
+    let mut answer: Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {body}"));
+    answer["httpStatus"] = json!(status);
+    answer
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -203,6 +207,7 @@ async fn a_modern_servers_question_keeps_its_key_and_a_missing_capability_is_the
     )
     .await;
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(refused["httpStatus"], 400, "2026-07-28 answers it with 400");
 }
 
 /// The gateway's config in `dir`: the Python SDK 2.x server started with `args`, unprefixed.
