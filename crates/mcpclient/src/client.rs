@@ -42,6 +42,14 @@ pub const SUPPORTED_VERSIONS: [&str; 5] = [
     "2024-11-05",
 ];
 
+/// The longest a modern server's `ttlMs` keeps the tool list fresh (a larger hint counts as
+/// this).
+pub const MAX_TOOLS_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The shortest: a server that says its list is stale at once (`ttlMs` 0, rmcp's default) is
+/// listed again at most once a second, not before every call.
+pub const MIN_TOOLS_TTL: Duration = Duration::from_secs(1);
+
 /// How long a `subscriptions/listen` request may stay open: it is meant to stay open for as
 /// long as the connection (the server ends it, or the client cancels it).
 pub const LISTEN_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -230,6 +238,8 @@ pub struct Client {
 struct Listed {
     listing: u64,
     tools: Arc<Vec<Tool>>,
+    /// Until when a modern server said the list stays fresh (`ttlMs` of its first page).
+    fresh_until: Option<tokio::time::Instant>,
 }
 
 pub(crate) struct Inner {
@@ -238,6 +248,10 @@ pub(crate) struct Inner {
     pub(crate) connection: Connection,
     /// Set for a modern server: what each request says of the client.
     modern: Option<Identity>,
+    /// Held while the tools are listed again because their `ttlMs` ran out.
+    relisting: tokio::sync::Mutex<()>,
+    /// The application's events, for a list that changed when it was listed again.
+    events: mpsc::Sender<Event>,
     /// For a modern server over HTTP: the listed tools' `x-mcp-header` arguments, which the
     /// transport sends as headers.
     tool_headers: Option<ToolHeaders>,
@@ -316,6 +330,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<(Client, mpsc::Receiver<Event>), ClientError> {
         let tool_headers = transport.tool_headers();
+        let (to_app, app_events) = mpsc::channel(crate::MAX_QUEUED_EVENTS);
         let (connection, events) = Connection::start(transport);
         let handshake = handshake(&connection, &options).await?;
         let listening = handshake.modern.is_some();
@@ -324,6 +339,8 @@ impl Client {
             connection,
             tool_headers: tool_headers.filter(|_| handshake.modern.is_some()),
             modern: handshake.modern,
+            relisting: tokio::sync::Mutex::new(()),
+            events: to_app.clone(),
             log_level: RwLock::default(),
             listen: Mutex::default(),
             protocol_version: handshake.version,
@@ -334,7 +351,6 @@ impl Client {
             handlers: options.handlers,
             next_token: AtomicU64::new(1),
         });
-        let (to_app, app_events) = mpsc::channel(crate::MAX_QUEUED_EVENTS);
         tokio::spawn(serve(Arc::downgrade(&inner), events, to_app));
         if listening {
             inner.listen();
@@ -753,7 +769,17 @@ impl Inner {
     }
 
     async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        Ok(self.list_pages(method, key).await?.0)
+    }
+
+    /// Every item of a paginated list, and the `ttlMs` of its first page.
+    async fn list_pages(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<(Vec<Value>, Option<u64>), ClientError> {
         let mut items = Vec::new();
+        let mut ttl = None;
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_LIST_PAGES {
             let params = cursor
@@ -769,10 +795,13 @@ impl Inner {
             let Some(Value::Array(listed)) = page.get(key) else {
                 return Err(malformed(method, format!("no {key} array")));
             };
+            if items.is_empty() && ttl.is_none() {
+                ttl = page.get("ttlMs").and_then(Value::as_u64);
+            }
             items.extend(listed.iter().cloned());
             match page.get("nextCursor") {
                 Some(next) if !next.is_null() => cursor = Some(next.clone()),
-                _ => return Ok(items),
+                _ => return Ok((items, ttl)),
             }
         }
         tracing::warn!(
@@ -780,7 +809,50 @@ impl Inner {
             pages = MAX_LIST_PAGES,
             "the server kept paginating; list cut"
         );
-        Ok(items)
+        Ok((items, ttl))
+    }
+
+    /// Lists the tools again before a call when a modern server's `ttlMs` for the last list
+    /// has run out and the server sends no `list_changed` (which keeps the list fresh instead).
+    /// A failed listing leaves the old list in use.
+    async fn refresh_if_stale(&self) {
+        let announces = self
+            .initialize_result
+            .pointer("/capabilities/tools/listChanged")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if announces {
+            return;
+        }
+        let stale = || {
+            let kept = self.tools.read().unwrap_or_else(|p| p.into_inner());
+            kept.fresh_until
+                .is_some_and(|until| tokio::time::Instant::now() >= until)
+        };
+        if !stale() {
+            return;
+        }
+        // Calls that find the list stale together wait for one listing.
+        let _one = self.relisting.lock().await;
+        if stale() {
+            let before = self.kept_tools();
+            match self.list_tools().await {
+                Ok((after, _)) => {
+                    let same = before.len() == after.len()
+                        && before
+                            .iter()
+                            .zip(after.iter())
+                            .all(|(b, a)| b.raw() == a.raw());
+                    if !same {
+                        // Lossy like every event; the new list is in the client regardless.
+                        drop(self.events.try_send(Event::ToolsRelisted));
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "listing tools again after their ttlMs failed")
+                }
+            }
+        }
     }
 
     /// The tools of the newest listing.
@@ -794,7 +866,12 @@ impl Inner {
 
     pub(crate) async fn list_tools(&self) -> Result<(Arc<Vec<Tool>>, Vec<Warning>), ClientError> {
         let listing = self.next_listing.fetch_add(1, Ordering::Relaxed);
-        let listed = self.list_all("tools/list", "tools").await?;
+        let started = tokio::time::Instant::now();
+        let (listed, ttl) = self.list_pages("tools/list", "tools").await?;
+        // Freshness counts from when the list was asked for; a hint past a day is a day.
+        let fresh_until = ttl
+            .filter(|_| self.modern.is_some())
+            .map(|ms| started + Duration::from_millis(ms).clamp(MIN_TOOLS_TTL, MAX_TOOLS_TTL));
         // Compiling a long list takes a while (about 0.2 ms a tool): the task yields after each
         // tool, so that a runtime with one thread (mcpx serve) goes on serving meanwhile. (On the
         // blocking pool instead, the compiled schemas took about a third more memory: another
@@ -842,6 +919,7 @@ impl Inner {
             *kept = Listed {
                 listing,
                 tools: tools.clone(),
+                fresh_until,
             };
         }
         Ok((tools, warnings))
@@ -877,6 +955,7 @@ impl Inner {
             }
             None => json!({}),
         };
+        self.refresh_if_stale().await;
         let tools = self.kept_tools();
         let tool = tools
             .iter()

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 const DISCOVERED: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"1"}}}}"#;
 
-const LISTED: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[{"name":"ask","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}],"ttlMs":0,"cacheScope":"private"}}"#;
+const LISTED: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[{"name":"ask","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}],"ttlMs":60000,"cacheScope":"private"}}"#;
 
 fn server(script: &str) -> StdioTransport {
     StdioTransport::spawn(&StdioCommand {
@@ -250,4 +250,43 @@ async fn a_refusal_that_names_2026_07_28_is_answered_by_probing_again() {
         .await
         .unwrap();
     assert!(client.is_modern());
+}
+
+/// A modern server without `list_changed` whose tool lists are fresh for `ttl_ms`; it writes
+/// each method it is sent to `log`.
+fn listing_server(ttl_ms: u64, log: &Path) -> StdioTransport {
+    let script = format!(
+        r#"while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/^{{"jsonrpc":"2.0","id":\([0-9]*\),"method":"\([^"]*\)".*/\1/p')
+  method=$(printf '%s\n' "$line" | sed -n 's/^{{"jsonrpc":"2.0","id":[0-9]*,"method":"\([^"]*\)".*/\1/p')
+  echo "$method" >> {log}
+  case $method in
+    server/discover) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{{"tools":{{}}}}}}}}\n' "$id";;
+    tools/list) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"resultType":"complete","tools":[{{"name":"t","inputSchema":{{"type":"object"}}}}],"ttlMs":{ttl_ms},"cacheScope":"public"}}}}\n' "$id";;
+    tools/call) printf '{{"jsonrpc":"2.0","id":%s,"result":{{"resultType":"complete","content":[]}}}}\n' "$id";;
+  esac
+done"#,
+        log = log.display()
+    );
+    server(&script)
+}
+
+#[tokio::test]
+async fn a_tool_list_past_its_ttl_is_listed_again_before_a_call_and_a_fresh_one_is_not() {
+    // ttlMs 0 counts as MIN_TOOLS_TTL: the call at once uses the list, the one after it does not.
+    for (ttl_ms, lists) in [(0, 2), (600_000, 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("methods");
+        let (client, _events) =
+            Client::connect_with(listing_server(ttl_ms, &log), ClientOptions::default())
+                .await
+                .unwrap();
+        client.list_tools().await.unwrap();
+        client.call_tool("t", json!({})).await.unwrap();
+        tokio::time::sleep(mcpclient::MIN_TOOLS_TTL + Duration::from_millis(100)).await;
+        client.call_tool("t", json!({})).await.unwrap();
+        let methods = std::fs::read_to_string(&log).unwrap();
+        let listed = methods.lines().filter(|m| *m == "tools/list").count();
+        assert_eq!(listed, lists, "ttlMs {ttl_ms}: {methods}");
+    }
 }
