@@ -103,8 +103,14 @@ pub(crate) fn output_warnings(tool: &str, schema: &Schema, response: &Response) 
 struct Checked {
     #[serde(rename = "isError", default)]
     is_error: Option<Value>,
-    #[serde(rename = "structuredContent", default)]
+    /// Any JSON value (2026-07-28), `null` too: present is checked.
+    #[serde(rename = "structuredContent", default, deserialize_with = "present")]
     structured_content: Option<Value>,
+}
+
+/// A member that is there, whatever its value (`Option`'s own reading takes `null` for absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    <Value as Deserialize>::deserialize(d).map(Some)
 }
 
 impl Checked {
@@ -168,6 +174,15 @@ mod tests {
             ["$: no structuredContent, but the tool declares an outputSchema"]
         );
         assert!(warnings(r#"{"content":[],"isError":true}"#).is_empty());
+        // Any JSON value is structured content (2026-07-28), null and arrays too.
+        assert_eq!(
+            warnings(r#"{"content":[],"structuredContent":null}"#)[0].lines,
+            ["$: got null, want object"]
+        );
+        assert_eq!(
+            warnings(r#"{"content":[],"structuredContent":[1]}"#)[0].lines,
+            ["$: got array, want object"]
+        );
         // Not a boolean: not an error result, so checked.
         assert_eq!(
             warnings(r#"{"isError":"yes","structuredContent":{}}"#).len(),
