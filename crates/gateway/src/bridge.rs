@@ -11,6 +11,7 @@
 //! declared the capability, an elicitation is declined, and sampling or roots get
 //! method-not-found.
 
+use mcpclient::codes;
 use std::sync::{Arc, Weak};
 
 use mcpclient::{
@@ -101,7 +102,10 @@ impl Bridge {
 
 fn handler_error(error: &Value) -> HandlerError {
     HandlerError {
-        code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+        code: error
+            .get("code")
+            .and_then(Value::as_i64)
+            .unwrap_or(codes::INTERNAL_ERROR),
         message: error
             .get("message")
             .and_then(Value::as_str)
@@ -122,7 +126,7 @@ impl ElicitationHandler for Bridge {
                 // The client's answer did not match: it is not forwarded, and the client is
                 // not asked twice (it already gave its answer).
                 return ElicitationAnswer::Refuse(HandlerError {
-                    code: -32602,
+                    code: codes::INVALID_PARAMS,
                     message: format!("the client's answer violates requestedSchema: {first}"),
                     data: Some(json!({ "violations": problems })),
                 });
@@ -185,8 +189,8 @@ pub(crate) enum NoAsker {
 impl NoAsker {
     fn code(&self) -> i64 {
         match self {
-            NoAsker::Undeclared => -32601,
-            NoAsker::Ambiguous { .. } => -32603,
+            NoAsker::Undeclared => codes::METHOD_NOT_FOUND,
+            NoAsker::Ambiguous { .. } => codes::INTERNAL_ERROR,
         }
     }
 }

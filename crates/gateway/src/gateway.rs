@@ -10,6 +10,7 @@
 //! results are forwarded as the exact JSON text the server sent, an `outputSchema` mismatch
 //! being only logged and counted.
 
+use mcpclient::codes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -93,10 +94,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub(crate) fn error(code: i64, message: impl Into<String>) -> Value {
-    json!({"code": code, "message": message.into()})
-}
-
 impl Gateway {
     /// A gateway in front of `upstreams`; servers start at once (stdio ones on first use when
     /// `options.lazy`). Must be called inside a Tokio runtime.
@@ -166,7 +163,8 @@ impl Gateway {
             }
             Message::Batch(elements) => self.batch(session, &elements),
             Message::Invalid { id, reason } => {
-                let answer = error(-32600, format!("invalid request: {reason}"));
+                let answer =
+                    codes::error(codes::INVALID_REQUEST, format!("invalid request: {reason}"));
                 match id {
                     Some(id) => session.refuse(id.get(), response(id, Err(answer))),
                     None => session.send(response(null_id(), Err(answer)), None),
@@ -184,7 +182,10 @@ impl Gateway {
     ) {
         if let Err(reason) = session.begin(id.get()) {
             self.inner.refusals.note(&reason);
-            session.refuse(id.get(), response(id, Err(error(-32600, reason))));
+            session.refuse(
+                id.get(),
+                response(id, Err(codes::error(codes::INVALID_REQUEST, reason))),
+            );
             return;
         }
         let inner = self.inner.clone();
@@ -212,8 +213,10 @@ impl Gateway {
             let frame = match Frame::parse(element.get()) {
                 Ok(frame) if !element.get().starts_with('[') => frame,
                 _ => {
-                    let answer =
-                        error(-32600, "invalid request: a batch element must be an object");
+                    let answer = codes::error(
+                        codes::INVALID_REQUEST,
+                        "invalid request: a batch element must be an object",
+                    );
                     session.send(response(null_id(), Err(answer)), None);
                     continue;
                 }
@@ -228,7 +231,10 @@ impl Gateway {
             );
             match frame.message() {
                 Message::Request { id, .. } | Message::Invalid { id: Some(id), .. } => {
-                    session.refuse(id.get(), response(id, Err(error(-32600, reason))));
+                    session.refuse(
+                        id.get(),
+                        response(id, Err(codes::error(codes::INVALID_REQUEST, reason))),
+                    );
                 }
                 _ => {
                     tracing::warn!(%frame, "a notification or response in a refused batch; dropped")
@@ -495,7 +501,7 @@ impl Inner {
         };
         match state {
             State::Ready(running) => Ok(running),
-            _ => Err(error(-32603, upstream.unavailable())),
+            _ => Err(codes::error(codes::INTERNAL_ERROR, upstream.unavailable())),
         }
     }
 }

@@ -355,7 +355,7 @@ impl Refusal {
     fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
         Refusal {
             status,
-            code: -32600,
+            code: codes::INVALID_REQUEST,
             id: serde_json::Value::Null,
             message: message.into(),
             data: None,
@@ -764,7 +764,7 @@ impl Front {
             Ok(frame) => frame,
             Err(e) => {
                 return Refusal::new(StatusCode::BAD_REQUEST, format!("parse error: {e}"))
-                    .with_code(-32700)
+                    .with_code(codes::PARSE_ERROR)
                     .into_response()
             }
         };

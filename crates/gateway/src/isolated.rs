@@ -4,6 +4,7 @@
 //! logs or updates reaches that session alone. A connection that closes is forgotten, and the
 //! session's next call starts another.
 
+use mcpclient::codes;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -11,10 +12,11 @@ use mcpclient::{CallOptions, Event};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, OnceCell};
 
-use crate::gateway::{error, lock, Inner};
+use crate::gateway::{lock, Inner};
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::{self, Running};
 use crate::{Session, START_TIMEOUT};
+use mcpclient::codes::error;
 
 /// A session (by the address of its `Arc`) and a server.
 type Key = (usize, usize);
@@ -103,7 +105,7 @@ impl Inner {
                 .unwrap_or_else(|_| Err(format!("did not start within {START_TIMEOUT:?}")));
         let (running, events) = started.map_err(|reason| {
             error(
-                -32603,
+                codes::INTERNAL_ERROR,
                 format!("server '{name}' (this session's own connection) did not start: {reason}"),
             )
         })?;

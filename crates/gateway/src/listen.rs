@@ -10,6 +10,7 @@
 //! the acknowledgement of what is honored. It ends when the client cancels (stdio) or closes
 //! the stream (HTTP); then its subscriptions end with its session.
 
+use mcpclient::codes;
 use std::sync::{Arc, Weak};
 
 use mcpclient::{Frame, RawParams};
@@ -17,10 +18,11 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::gateway::{error, Answer, Inner};
-use crate::modern::{Meta, INVALID_PARAMS, SUBSCRIPTION_ID};
+use crate::gateway::{Answer, Inner};
+use crate::modern::{Meta, SUBSCRIPTION_ID};
 use crate::session::Modern;
 use crate::{Outbox, Session};
+use mcpclient::codes::error;
 
 /// The most resources one `subscriptions/listen` may subscribe to; the rest are not honored
 /// (the acknowledgement lists those that are).
@@ -102,7 +104,7 @@ impl Inner {
             .filter(Value::is_object)
             .ok_or_else(|| {
                 error(
-                    INVALID_PARAMS,
+                    codes::INVALID_PARAMS,
                     "invalid params: subscriptions/listen needs params.notifications, an object",
                 )
             })?;

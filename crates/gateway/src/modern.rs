@@ -9,6 +9,7 @@
 //! what a modern client sends loses the per-request `_meta` keys and the MRTR members before it
 //! goes upstream (see [`crate::mrtr`]).
 
+use mcpclient::codes::{self, error};
 use mcpclient::{RawParams, ACCEPTED_VERSIONS};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -30,17 +31,6 @@ pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key of what a `subscriptions/listen` stream carries: the listen request's id.
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// JSON-RPC error: a header does not match the body, or a required header is missing.
-pub(crate) const HEADER_MISMATCH: i64 = -32020;
-/// JSON-RPC error: the protocol version is not served.
-pub(crate) const UNSUPPORTED_VERSION: i64 = -32022;
-/// JSON-RPC error: invalid params (also a missing required `_meta` field).
-pub(crate) const INVALID_PARAMS: i64 = -32602;
-/// JSON-RPC error: method not found.
-pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
-/// The legacy "resource not found" code, which 2026-07-28 replaced by [`INVALID_PARAMS`].
-const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// The methods a modern client may call. `ping`, `logging/setLevel` and
 /// `resources/(un)subscribe` are gone in 2026-07-28, and `initialize` selects the legacy flow.
@@ -126,17 +116,12 @@ fn meta_of(params: &RawValue) -> Option<RawParams> {
     RawParams::parse(members.get("_meta")?).ok()
 }
 
-/// An error object for an answer.
-pub(crate) fn error(code: i64, message: impl Into<String>) -> Value {
-    json!({"code": code, "message": message.into()})
-}
-
 /// The `_meta` of a modern request, checked: a missing or ill-typed required field is -32602,
 /// a version not served per request -32022 with the versions that are.
 pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, Value> {
     let missing = |what: &str| {
         error(
-            INVALID_PARAMS,
+            codes::INVALID_PARAMS,
             format!("invalid params: a 2026-07-28 request needs params._meta[\"{what}\"]"),
         )
     };
@@ -157,7 +142,7 @@ pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, Value> {
             let index = level.as_deref().and_then(level_index);
             Some(index.ok_or_else(|| {
                 error(
-                    INVALID_PARAMS,
+                    codes::INVALID_PARAMS,
                     format!(
                         "invalid params: _meta[\"{LOG_LEVEL}\"] is {}, not one of {}",
                         raw.get(),
@@ -185,7 +170,7 @@ pub(crate) fn unsupported(requested: &str) -> Value {
     } else {
         format!("Unsupported protocol version: {requested}")
     };
-    json!({"code": UNSUPPORTED_VERSION, "message": message,
+    json!({"code": codes::UNSUPPORTED_PROTOCOL_VERSION, "message": message,
         "data": {"supported": supported_versions(), "requested": requested}})
 }
 
@@ -266,8 +251,8 @@ pub(crate) fn complete(method: &str, result: &RawValue) -> Box<RawValue> {
 /// An error for a modern client: the legacy "resource not found" code becomes -32602, as
 /// 2026-07-28 has it; the rest as it is.
 pub(crate) fn modern_error(mut error: Value) -> Value {
-    if error.get("code").and_then(Value::as_i64) == Some(LEGACY_RESOURCE_NOT_FOUND) {
-        error["code"] = json!(INVALID_PARAMS);
+    if error.get("code").and_then(Value::as_i64) == Some(codes::LEGACY_RESOURCE_NOT_FOUND) {
+        error["code"] = json!(codes::INVALID_PARAMS);
     }
     error
 }
@@ -306,13 +291,16 @@ mod tests {
         let meta = check(Some(&ok)).unwrap();
         assert_eq!(meta.log_level, level_index("warning"));
         let no_caps = raw(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
-        assert_eq!(check(Some(&no_caps)).unwrap_err()["code"], INVALID_PARAMS);
-        assert_eq!(check(None).unwrap_err()["code"], INVALID_PARAMS);
+        assert_eq!(
+            check(Some(&no_caps)).unwrap_err()["code"],
+            codes::INVALID_PARAMS
+        );
+        assert_eq!(check(None).unwrap_err()["code"], codes::INVALID_PARAMS);
         let old = raw(
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}"#,
         );
         let refused = check(Some(&old)).unwrap_err();
-        assert_eq!(refused["code"], UNSUPPORTED_VERSION);
+        assert_eq!(refused["code"], codes::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(refused["data"]["requested"], "1900-01-01");
         assert_eq!(refused["data"]["supported"][0], "2026-07-28");
         assert!(is_modern("tools/list", Some(&ok)));

@@ -24,6 +24,7 @@
 //! only: behind a load balancer, a retry reaching another replica finds no such
 //! `requestState` and is told to start the call again.
 
+use mcpclient::codes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -35,10 +36,11 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::gateway::{error, lock, raw, Answer, Inner};
-use crate::modern::{self, Meta, INVALID_PARAMS, SERVER_INFO};
+use crate::gateway::{lock, raw, Answer, Inner};
+use crate::modern::{self, Meta, SERVER_INFO};
 use crate::session::Modern;
 use crate::{Outbox, Session};
+use mcpclient::codes::error;
 
 /// How long a parked call waits for the client's retry before it lapses (unless configured,
 /// [`crate::GatewayOptions::input_ttl`]). As long as the gateway's default call timeout: the
@@ -86,7 +88,7 @@ pub(crate) async fn ask(
             Ok(json!({"action": "cancel"}))
         } else {
             Err(error(
-                -32603,
+                codes::INTERNAL_ERROR,
                 format!("the client did not answer {method}: its request ended or lapsed"),
             ))
         }
@@ -201,7 +203,7 @@ impl Conversation {
                 done = &mut self.work => {
                     self.catch_up().await;
                     return Outcome::Done(done.unwrap_or_else(|e| {
-                        Err(error(-32603, format!("the request's task ended: {e}")))
+                        Err(codes::error(codes::INTERNAL_ERROR, format!("the request's task ended: {e}")))
                     }));
                 }
                 Some(question) = self.questions.recv() => {
@@ -283,7 +285,7 @@ impl Conversation {
             None => serde_json::Map::new(),
             Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
                 error(
-                    INVALID_PARAMS,
+                    codes::INVALID_PARAMS,
                     "invalid params: inputResponses must be an object of answers by key",
                 )
             })?,
@@ -312,7 +314,7 @@ fn refuse(question: Question) {
         Ok(json!({"action": "decline"}))
     } else {
         Err(error(
-            -32601,
+            codes::METHOD_NOT_FOUND,
             format!(
                 "{}: the client's request cannot carry input requests",
                 question.method
@@ -328,7 +330,7 @@ fn check_answer(pending: &Pending, answer: &Value) -> Result<(), Value> {
     let key = &pending.key;
     let invalid = |lines: Vec<String>| {
         let first = lines.first().cloned().unwrap_or_default();
-        json!({"code": INVALID_PARAMS,
+        json!({"code": codes::INVALID_PARAMS,
             "message": format!("invalid params: inputResponses[\"{key}\"] is not a valid answer to {}: {first} (retry with the same requestState and a valid answer)", pending.method),
             "data": {"violations": lines}})
     };
@@ -429,7 +431,8 @@ impl Inner {
     pub(crate) fn park(self: &Arc<Self>, call: Conversation, handle: Option<String>) -> Answer {
         let handle = match handle {
             Some(handle) => handle,
-            None => new_state().map_err(|e| error(-32603, format!("no randomness: {e}")))?,
+            None => new_state()
+                .map_err(|e| codes::error(codes::INTERNAL_ERROR, format!("no randomness: {e}")))?,
         };
         let result = call.input_required(&handle);
         let generation = self.parked.next.fetch_add(1, Ordering::Relaxed);
@@ -441,7 +444,7 @@ impl Inner {
                 self.refusals
                     .note("a call waiting for input (the table of parked calls is full)");
                 return Err(error(
-                    -32603,
+                    codes::INTERNAL_ERROR,
                     format!("the gateway holds {MAX_PARKED_CALLS} calls waiting for input, its most; try again later"),
                 ));
             }
@@ -487,11 +490,11 @@ impl Inner {
             .map(|(_, c)| (c.method.clone(), c.name.clone()));
         match bound {
             Some((m, n)) if m != method || n != name => Err(error(
-                INVALID_PARAMS,
+                codes::INVALID_PARAMS,
                 format!("invalid params: this requestState belongs to {m} of '{n}', not {method} of '{name}'"),
             )),
             _ => calls.remove(handle).map(|(_, call)| call).ok_or_else(|| error(
-                INVALID_PARAMS,
+                codes::INVALID_PARAMS,
                 "invalid params: unknown or expired requestState (it lapsed, was used already, or belongs to another gateway replica); start the call again without requestState",
             )),
         }
@@ -509,7 +512,7 @@ impl Inner {
     ) -> Answer {
         let members = match params.as_deref() {
             Some(raw) => mcpclient::RawParams::parse(raw)
-                .map_err(|e| error(INVALID_PARAMS, format!("invalid params: {e}")))?,
+                .map_err(|e| codes::error(codes::INVALID_PARAMS, format!("invalid params: {e}")))?,
             None => mcpclient::RawParams::default(),
         };
         let named = modern::named_member(method);
@@ -643,7 +646,7 @@ mod tests {
             .unpark(&state, "tools/call", "t")
             .err()
             .unwrap();
-        assert_eq!(gone["code"], INVALID_PARAMS);
+        assert_eq!(gone["code"], codes::INVALID_PARAMS);
         assert!(gone["message"]
             .as_str()
             .unwrap()

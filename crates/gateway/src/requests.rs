@@ -11,6 +11,7 @@
 //! verbose log level any session wants (each session then gets the messages at its own level
 //! or above). Both are applied again to a server that restarts.
 
+use mcpclient::codes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -22,10 +23,11 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::catalog::Route;
-use crate::gateway::{error, lock, raw, Answer, Inner};
+use crate::gateway::{lock, raw, Answer, Inner};
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::State;
 use crate::{InvalidArguments, Session};
+use mcpclient::codes::error;
 
 /// The level a session that never chose one gets once another session has chosen: what servers
 /// send by default would otherwise change under it.
@@ -35,9 +37,8 @@ const DEFAULT_LEVEL: &str = "info";
 fn members(params: Option<&RawValue>) -> Result<RawParams, Value> {
     match params {
         None => Ok(RawParams::default()),
-        Some(raw) => {
-            RawParams::parse(raw).map_err(|e| error(-32602, format!("invalid params: {e}")))
-        }
+        Some(raw) => RawParams::parse(raw)
+            .map_err(|e| codes::error(codes::INVALID_PARAMS, format!("invalid params: {e}"))),
     }
 }
 
@@ -154,7 +155,7 @@ impl Inner {
                     .unwrap_or_default();
                 let Some(index) = level_index(&level) else {
                     return Err(error(
-                        -32602,
+                        codes::INVALID_PARAMS,
                         format!(
                             "invalid params: unknown log level '{level}' (one of {})",
                             LOG_LEVELS.join(", ")
@@ -182,7 +183,10 @@ impl Inner {
                 }
                 Ok(raw(&json!({})))
             }
-            other => Err(error(-32601, format!("method not found: {other}"))),
+            other => Err(codes::error(
+                codes::METHOD_NOT_FOUND,
+                format!("method not found: {other}"),
+            )),
         }
     }
 
@@ -196,7 +200,7 @@ impl Inner {
             .prompt_routes
             .get(&name)
             .cloned()
-            .ok_or_else(|| error(-32602, format!("unknown prompt '{name}'")))
+            .ok_or_else(|| codes::error(codes::INVALID_PARAMS, format!("unknown prompt '{name}'")))
     }
 
     /// The server of resource `uri`: the one that listed it or a template that matches it;
@@ -217,7 +221,7 @@ impl Inner {
         match (offering.next(), offering.next()) {
             (Some(only), None) => Ok(only.index),
             _ => Err(
-                json!({"code": -32002, "message": format!("resource not found: no server offers {uri}"),
+                json!({"code": codes::LEGACY_RESOURCE_NOT_FOUND, "message": format!("resource not found: no server offers {uri}"),
                 "data": {"uri": uri}}),
             ),
         }
@@ -285,7 +289,7 @@ impl Inner {
             return Ok(route.clone());
         }
         self.unlisted_route(exposed)
-            .ok_or_else(|| error(-32602, self.unknown_tool(exposed)))
+            .ok_or_else(|| codes::error(codes::INVALID_PARAMS, self.unknown_tool(exposed)))
     }
 
     /// A name no server listed goes, as it is, to the one server whose names are exposed
@@ -329,7 +333,7 @@ impl Inner {
     ) -> Answer {
         let Some(exposed) = params.get_str("name") else {
             return Err(error(
-                -32602,
+                codes::INVALID_PARAMS,
                 "invalid params: tools/call needs the tool's name, a string",
             ));
         };
@@ -419,7 +423,7 @@ impl Inner {
         self.rejected_calls.fetch_add(1, Ordering::Relaxed);
         let first = violations.first().cloned().unwrap_or_default();
         match self.options.invalid_arguments {
-            InvalidArguments::Error => Err(json!({"code": -32602,
+            InvalidArguments::Error => Err(json!({"code": codes::INVALID_PARAMS,
                 "message": format!("invalid arguments for tool '{tool}': {first}"),
                 "data": {"violations": violations}})),
             InvalidArguments::ToolResult => Ok(raw(&json!({
@@ -441,7 +445,7 @@ impl Inner {
     ) -> Answer {
         let Some(uri) = params.get_str("uri") else {
             return Err(error(
-                -32602,
+                codes::INVALID_PARAMS,
                 format!("invalid params: {method} needs the resource's uri"),
             ));
         };

@@ -3,6 +3,7 @@
 //! the client that made it), and the gateway's own requests to it (elicitation, sampling,
 //! roots) waiting for their answers.
 
+use mcpclient::codes;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -380,18 +381,18 @@ impl Session {
             Ok(Err(_)) => {
                 withdraw.armed = false;
                 return Err(
-                    json!({"code": -32603, "message": "the client's session ended before it answered"}),
+                    json!({"code": codes::INTERNAL_ERROR, "message": "the client's session ended before it answered"}),
                 );
             }
             Err(_) => {
-                return Err(json!({"code": -32603,
+                return Err(json!({"code": codes::INTERNAL_ERROR,
                     "message": format!("the client did not answer {method} within {timeout:?}")}))
             }
         };
         withdraw.armed = false;
         let values = mcpclient::count_values(frame.text());
         if values > mcpclient::MAX_ARGUMENT_VALUES {
-            return Err(json!({"code": -32603, "message": format!(
+            return Err(json!({"code": codes::INTERNAL_ERROR, "message": format!(
                 "the client's answer holds about {values} JSON values, over the {} mcpx reads",
                 mcpclient::MAX_ARGUMENT_VALUES)}));
         }
@@ -401,7 +402,7 @@ impl Session {
             (Some(result), None) => Ok(result.take()),
             (None, Some(error)) => Err(error),
             _ => Err(
-                json!({"code": -32603, "message": "the client's answer is not a JSON-RPC response"}),
+                json!({"code": codes::INTERNAL_ERROR, "message": "the client's answer is not a JSON-RPC response"}),
             ),
         }
     }
@@ -425,7 +426,7 @@ impl Session {
             let Ok(raw_id) = serde_json::value::RawValue::from_string(id.clone()) else {
                 continue;
             };
-            let error = json!({"code": -32603, "message": why});
+            let error = json!({"code": codes::INTERNAL_ERROR, "message": why});
             let error = serde_json::value::to_raw_value(&error).expect("a Value serializes");
             self.outbox
                 .finish(&id, Some(Frame::response(&raw_id, Err(&error))));

@@ -2,16 +2,18 @@
 //! answered by the gateway, `subscriptions/listen` held open, and every other method served
 //! as a conversation ([`crate::mrtr`]) whose result gains what a modern result has.
 
+use mcpclient::codes;
 use std::sync::Arc;
 
 use mcpclient::RawParams;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::gateway::{error, raw, Answer, Inner};
-use crate::modern::{self, CACHE_SCOPE, DISCOVER_TTL_MS, METHOD_NOT_FOUND, MODERN_METHODS};
+use crate::gateway::{raw, Answer, Inner};
+use crate::modern::{self, CACHE_SCOPE, DISCOVER_TTL_MS, MODERN_METHODS};
 use crate::mrtr::Target;
 use crate::Session;
+use mcpclient::codes::error;
 
 impl Inner {
     /// Answers modern request `id` of the client on `parent`'s connection.
@@ -25,7 +27,7 @@ impl Inner {
         let meta = modern::check(params.as_deref())?;
         if !MODERN_METHODS.contains(&method) {
             return Err(error(
-                METHOD_NOT_FOUND,
+                codes::METHOD_NOT_FOUND,
                 format!(
                     "method not found: {method} (not part of MCP {})",
                     meta.version

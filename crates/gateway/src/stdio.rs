@@ -10,6 +10,7 @@
 //! the gateway's questions) and notifications (cancellations) are still read and acted on, so
 //! that the calls in flight can finish.
 
+use mcpclient::codes;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -176,7 +177,7 @@ where
             Err(TransportError::BadFrame(error)) => {
                 tracing::warn!(%error, "a line from the client that is not a frame");
                 let answer = json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": -32700, "message": format!("parse error: {error}")}});
+                    "error": {"code": codes::PARSE_ERROR, "message": format!("parse error: {error}")}});
                 outbox.queue(Frame::from_value(&answer));
             }
             Err(error) => {

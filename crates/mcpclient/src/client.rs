@@ -12,10 +12,11 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use crate::codes;
 use crate::headers::{header_params, ToolHeaders};
 use crate::modern::{
-    self, codes, probed, Identity, Probed, Protocol, DISCOVER_TIMEOUT, MAX_INPUT_ROUNDS,
-    MAX_PROBES, META_SERVER_INFO, MODERN_VERSION,
+    self, probed, Identity, Probed, Protocol, DISCOVER_TIMEOUT, MAX_INPUT_ROUNDS, MAX_PROBES,
+    META_SERVER_INFO, MODERN_VERSION,
 };
 use crate::params::count_values;
 use crate::serve::{fulfil, serve};
@@ -142,13 +143,17 @@ impl ClientError {
     pub fn to_jsonrpc_error(&self) -> Value {
         match self {
             ClientError::InvalidArguments { violations, .. } => {
-                json!({"code": -32602, "message": self.to_string(), "data": {"violations": violations}})
+                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": {"violations": violations}})
             }
             ClientError::UnusableInputSchema { error, .. } => {
-                json!({"code": -32602, "message": self.to_string(), "data": {"violations": [error.to_string()]}})
+                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": {"violations": [error.to_string()]}})
             }
-            ClientError::UnknownTool(_) => json!({"code": -32602, "message": self.to_string()}),
-            ClientError::Reserved(_) => json!({"code": -32601, "message": self.to_string()}),
+            ClientError::UnknownTool(_) => {
+                json!({"code": codes::INVALID_PARAMS, "message": self.to_string()})
+            }
+            ClientError::Reserved(_) => {
+                json!({"code": codes::METHOD_NOT_FOUND, "message": self.to_string()})
+            }
             ClientError::Rpc(RpcError::Remote {
                 code,
                 message,
@@ -160,7 +165,7 @@ impl ClientError {
                 }
                 e
             }
-            other => json!({"code": -32603, "message": other.to_string()}),
+            other => json!({"code": codes::INTERNAL_ERROR, "message": other.to_string()}),
         }
     }
 }
@@ -1149,7 +1154,10 @@ impl Inner {
                 }
                 Err(error) => {
                     return Err(ClientError::Rpc(RpcError::Remote {
-                        code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+                        code: error
+                            .get("code")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(codes::INTERNAL_ERROR),
                         message: error
                             .get("message")
                             .and_then(Value::as_str)

@@ -7,6 +7,7 @@
 //! Content that does not match the schema is never sent: the handler is asked again with the
 //! flat lines, at most [`MAX_ELICITATION_ATTEMPTS`] times, after which the answer is `cancel`.
 
+use crate::codes;
 use std::sync::OnceLock;
 
 use schemaval::Schema;
@@ -35,7 +36,7 @@ pub(crate) async fn answer(
 ) -> Result<Value, Value> {
     let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
     if mode != "form" {
-        return Err(json!({"code": -32602,
+        return Err(json!({"code": codes::INVALID_PARAMS,
             "message": format!("elicitation mode '{mode}' is not supported: this client declared form mode only")}));
     }
     let requested = params
@@ -81,12 +82,12 @@ pub(crate) fn check_requested_schema(requested: &Value) -> Result<Schema, Value>
             .into_iter()
             .map(|l| format!("requestedSchema{}", l.strip_prefix('$').unwrap_or(&l)))
             .collect::<Vec<_>>();
-        return Err(json!({"code": -32602,
+        return Err(json!({"code": codes::INVALID_PARAMS,
             "message": format!("requestedSchema is not the flat object of primitives MCP allows: {}", lines[0]),
             "data": {"violations": lines}}));
     }
     Schema::compile(requested).map_err(|e| {
-        json!({"code": -32602,
+        json!({"code": codes::INVALID_PARAMS,
             "message": format!("requestedSchema does not compile: {e}"),
             "data": {"violations": [e.to_string()]}})
     })

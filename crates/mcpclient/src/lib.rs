@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 mod client;
+pub mod codes;
 mod elicitation;
 mod frame;
 mod handlers;
@@ -52,7 +53,7 @@ pub use http::{
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use message::Message;
 pub use modern::{
-    codes, Protocol, DISCOVER_TIMEOUT, INPUT_METHODS, MAX_INPUT_ROUNDS, MAX_PROBES,
+    Protocol, DISCOVER_TIMEOUT, INPUT_METHODS, MAX_INPUT_ROUNDS, MAX_PROBES,
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
     META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN_VERSION, REQUEST_META_KEYS,
 };

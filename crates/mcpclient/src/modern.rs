@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::{RawParams, Response, RpcError};
+use crate::{codes, RawParams, Response, RpcError};
 
 /// The modern protocol version the client speaks.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -54,17 +54,6 @@ pub const REQUEST_META_KEYS: [&str; 4] = [
     META_CLIENT_INFO,
     META_LOG_LEVEL,
 ];
-
-/// The JSON-RPC error codes 2026-07-28 defines.
-pub mod codes {
-    /// The HTTP headers contradict the body, or a required header is missing.
-    pub const HEADER_MISMATCH: i64 = -32020;
-    /// The request needs a client capability the client did not declare.
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-    /// The server does not speak the request's protocol version (`data.supported` lists what
-    /// it speaks).
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-}
 
 /// Which era a server is spoken to in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -8,6 +8,7 @@
 //! regardless. A server that cancels its request (`notifications/cancelled`) stops the task
 //! answering it: the handler's future is dropped and no answer is sent.
 
+use crate::codes;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
@@ -143,7 +144,7 @@ pub(crate) async fn fulfil(
                 .map_err(|e| e.to_json())
         }
         other => Err(json!({
-            "code": -32601,
+            "code": codes::METHOD_NOT_FOUND,
             "message": format!("method not found: {other} (this client has no handler for it)")
         })),
     }

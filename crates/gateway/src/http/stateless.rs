@@ -11,6 +11,7 @@
 //! An `Mcp-Session-Id` is ignored. The request gets a connection-session of its own, ended
 //! when its response ends, so that a client that goes away cancels its request.
 
+use mcpclient::codes;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -24,9 +25,7 @@ use super::{
     accepts_sse, header_text, json_answer, lock, sse_unless_answered_at_once, Front, HttpOutbox,
     Refusal, Streams, VERSION_HEADER,
 };
-use crate::modern::{
-    self, HEADER_MISMATCH, METHOD_NOT_FOUND, MODERN_METHODS, PROTOCOL_VERSION, UNSUPPORTED_VERSION,
-};
+use crate::modern::{self, MODERN_METHODS, PROTOCOL_VERSION};
 use crate::{Gateway, Session};
 
 const METHOD_HEADER: &str = "mcp-method";
@@ -50,7 +49,7 @@ fn refused(status: StatusCode, code: i64, id: &str, message: String) -> Refusal 
 }
 
 fn mismatch(id: &str, message: String) -> Refusal {
-    refused(StatusCode::BAD_REQUEST, HEADER_MISMATCH, id, message)
+    refused(StatusCode::BAD_REQUEST, codes::HEADER_MISMATCH, id, message)
 }
 
 impl Front {
@@ -112,7 +111,7 @@ fn check_headers(
     same(headers, id, METHOD_HEADER, "Mcp-Method", method)?;
     let checked = modern::check(params);
     if let Err(error) = &checked {
-        if error["code"] != UNSUPPORTED_VERSION {
+        if error["code"] != codes::UNSUPPORTED_PROTOCOL_VERSION {
             return Err(answer_error(StatusCode::BAD_REQUEST, id, error.clone()));
         }
     }
@@ -132,8 +131,8 @@ fn check_headers(
         return Err(answer_error(StatusCode::BAD_REQUEST, id, error));
     }
     if !MODERN_METHODS.contains(&method) {
-        let error = modern::error(
-            METHOD_NOT_FOUND,
+        let error = codes::error(
+            codes::METHOD_NOT_FOUND,
             format!("method not found: {method} (not part of MCP 2026-07-28)"),
         );
         return Err(answer_error(StatusCode::NOT_FOUND, id, error));
@@ -181,7 +180,7 @@ fn same(headers: &HeaderMap, id: &str, name: &str, label: &str, body: &str) -> R
 
 /// A refusal carrying the gateway's error object (code, message, data) for request `id`.
 fn answer_error(status: StatusCode, id: &str, error: Value) -> Refusal {
-    let code = error["code"].as_i64().unwrap_or(-32600);
+    let code = error["code"].as_i64().unwrap_or(codes::INVALID_REQUEST);
     let message = error["message"].as_str().unwrap_or_default().to_owned();
     let mut refusal = refused(status, code, id, message);
     refusal.data = error.get("data").cloned().map(Box::new);
