@@ -238,6 +238,24 @@ pub async fn connect<T: Transport + 'static>(
     Client::connect_with(transport, options).await.unwrap()
 }
 
+/// A sampling handler that answers every request with "Paris".
+pub struct Paris;
+
+impl mcpclient::SamplingHandler for Paris {
+    fn create_message<'a>(
+        &'a self,
+        _params: &'a serde_json::Value,
+        _during: Option<&'a str>,
+    ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::HandlerError>> {
+        Box::pin(async {
+            Ok(
+                json!({"role": "assistant", "content": {"type": "text", "text": "Paris"},
+                "model": "scripted", "stopReason": "endTurn"}),
+            )
+        })
+    }
+}
+
 /// An elicitation handler that gives scripted answers and remembers what it was told.
 #[derive(Clone, Default)]
 pub struct ScriptedUser {

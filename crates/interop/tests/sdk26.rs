@@ -6,31 +6,10 @@
 
 mod common;
 
-use mcpclient::{
-    BoxFuture, Client, ClientOptions, ElicitationAnswer, HandlerError, Handlers, Protocol,
-    SamplingHandler,
-};
-use serde_json::{json, Value};
+use mcpclient::{Client, ClientOptions, ElicitationAnswer, Handlers, Protocol};
+use serde_json::json;
 
-use common::{connect, python26, spec, stdio, ts26, HttpPeer, ScriptedUser};
-
-/// Answers every sampling request with "Paris".
-struct Paris;
-
-impl SamplingHandler for Paris {
-    fn create_message<'a>(
-        &'a self,
-        _params: &'a Value,
-        _during: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Value, HandlerError>> {
-        Box::pin(async {
-            Ok(
-                json!({"role": "assistant", "content": {"type": "text", "text": "Paris"},
-                "model": "scripted", "stopReason": "endTurn"}),
-            )
-        })
-    }
-}
+use common::{connect, python26, spec, stdio, ts26, HttpPeer, Paris, ScriptedUser};
 
 fn options(user: &ScriptedUser) -> ClientOptions {
     ClientOptions {

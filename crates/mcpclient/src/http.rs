@@ -565,24 +565,7 @@ impl Shared {
     /// modern server answers an unsupported version or a header mismatch with 400 and a
     /// JSON-RPC error; some servers send errors with a 404); else reports the failure.
     async fn refused(&self, response: reqwest::Response, request_id: Option<String>) {
-        let status = response.status();
-        let body = excerpt_bounded(response).await;
-        if let Some(answer) = Frame::parse(&body)
-            .ok()
-            .filter(|f| is_answer_to(f, request_id.as_deref()))
-        {
-            let _ = self.incoming.send(Ok(Received::unrelated(answer))).await;
-            return;
-        }
-        let mut message = body;
-        if message.len() > ERROR_EXCERPT_BYTES {
-            let mut cut = ERROR_EXCERPT_BYTES;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-        }
-        self.report(self.failure(request_id, "POST", Some(status), message.trim().to_owned()))
+        self.refused_as(response, request_id.clone(), request_id)
             .await;
     }
 
@@ -655,31 +638,39 @@ impl Shared {
         .await;
     }
 
-    /// [`Shared::refused`] for a request sent under `wire_id` in place of `original`.
+    /// [`Shared::refused`] for a request sent under `wire_id` in place of `original` (the
+    /// same id unless it was sent again): an answer is delivered under `original`.
     async fn refused_as(
         &self,
         response: reqwest::Response,
         wire_id: Option<String>,
         original: Option<String>,
     ) {
-        if wire_id == original {
-            return self.refused(response, original).await;
-        }
         let status = response.status();
         let body = excerpt_bounded(response).await;
         let answer = Frame::parse(&body)
             .ok()
-            .filter(|f| is_answer_to(f, wire_id.as_deref()))
-            .and_then(|f| with_id(&f, original.as_deref().unwrap_or("null")));
-        match answer {
-            Some(answer) => {
-                let _ = self.incoming.send(Ok(Received::unrelated(answer))).await;
+            .filter(|f| is_answer_to(f, wire_id.as_deref()));
+        let answer = match answer {
+            Some(answer) if wire_id != original => {
+                with_id(&answer, original.as_deref().unwrap_or("null"))
             }
-            None => {
-                self.report(self.failure(original, "POST", Some(status), String::new()))
-                    .await
-            }
+            answer => answer,
+        };
+        if let Some(answer) = answer {
+            let _ = self.incoming.send(Ok(Received::unrelated(answer))).await;
+            return;
         }
+        let mut message = body;
+        if message.len() > ERROR_EXCERPT_BYTES {
+            let mut cut = ERROR_EXCERPT_BYTES;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        self.report(self.failure(original, "POST", Some(status), message.trim().to_owned()))
+            .await;
     }
 
     fn take_session_id(

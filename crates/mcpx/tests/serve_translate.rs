@@ -10,40 +10,15 @@ mod common;
 
 use common::spec;
 use mcpclient::{
-    BoxFuture, Client, ClientOptions, ElicitationAnswer, HandlerError, Handlers, HttpConfig,
-    HttpTransport, Protocol, SamplingHandler,
+    Client, ClientOptions, ElicitationAnswer, Handlers, HttpConfig, HttpTransport, Protocol,
 };
 use mcpspec::Recording;
-use mcpx_interop::{peer_file, python26, HttpPeer, ScriptedUser};
+use mcpx_interop::{peer_file, python26, HttpPeer, Paris, ScriptedUser};
 use serde_json::{json, Value};
-
-/// Answers every sampling request with "Paris".
-struct Paris;
-
-impl SamplingHandler for Paris {
-    fn create_message<'a>(
-        &'a self,
-        _params: &'a Value,
-        _during: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Value, HandlerError>> {
-        Box::pin(async {
-            Ok(
-                json!({"role": "assistant", "content": {"type": "text", "text": "Paris"},
-                "model": "scripted", "stopReason": "endTurn"}),
-            )
-        })
-    }
-}
 
 /// The gateway over HTTP in front of the Python SDK 2.x server started with `args`, unprefixed.
 async fn gateway(dir: &std::path::Path, args: &[&str]) -> Option<HttpPeer> {
-    let python = python26()?;
-    let mut argv = vec![peer_file("sdk26/python_server.py")];
-    argv.extend(args.iter().map(|a| (*a).to_owned()));
-    let server = json!({"command": python, "args": argv, "prefix": ""});
-    let path = dir.join("mcpx.json");
-    std::fs::write(&path, json!({"mcpServers": {"py": server}}).to_string()).unwrap();
-    Some(common::serve_http(&path).await)
+    Some(common::serve_http(&python_behind(dir, args)?).await)
 }
 
 async fn client(gateway: &HttpPeer, protocol: Protocol, user: &ScriptedUser) -> Client {
