@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcpclient::{HttpConfig, StdioCommand, DEFAULT_TIMEOUT};
+use mcpclient::{Reach, DEFAULT_TIMEOUT};
 
 use crate::ToolFilter;
 
@@ -31,32 +31,13 @@ pub const HEALTH_INTERVAL: Duration = Duration::from_secs(15);
 /// How long a health `ping` may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How a server is reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UpstreamTransport {
-    /// A child process speaking over stdin/stdout.
-    Stdio(StdioCommand),
-    /// A Streamable HTTP endpoint.
-    Http(HttpConfig),
-}
-
-impl UpstreamTransport {
-    /// `stdio` or `http`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            UpstreamTransport::Stdio(_) => "stdio",
-            UpstreamTransport::Http(_) => "http",
-        }
-    }
-}
-
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpstreamConfig {
     /// The name in the config; the prefix of its tools' and prompts' exposed names.
     pub name: String,
     /// How it is reached.
-    pub transport: UpstreamTransport,
+    pub transport: Reach,
     /// Which of its tools are exposed (`allowTools`/`denyTools`).
     pub tools: ToolFilter,
     /// Whether its clients share one connection to it (`isolation`).

@@ -70,13 +70,24 @@ const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_HEADER: HeaderName = HeaderName::from_static("last-event-id");
 
-/// Where a Streamable HTTP server is: the `url` and `headers` of an `mcpServers` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Where a Streamable HTTP server is: the `url` and `headers` of an `mcpServers` entry. Its
+/// `Debug` shows the headers' names, never their values (tokens).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct HttpConfig {
     /// The MCP endpoint, `http://` or `https://`.
     pub url: String,
     /// Headers sent with every request (an `Authorization` token, say).
     pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpConfig")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .finish()
+    }
 }
 
 /// A connection to a Streamable HTTP server.

@@ -24,6 +24,7 @@ mod lines;
 mod message;
 mod modern;
 mod params;
+mod reach;
 mod rpc;
 mod serve;
 mod sse;
@@ -58,6 +59,10 @@ pub use modern::{
     META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN_VERSION, REQUEST_META_KEYS,
 };
 pub use params::{count_values, RawParams};
+pub use reach::{
+    connect, ConnectError, Connected, EntryError, Reach, ReachSink, ReachSource, ReachTransport,
+    Spawn,
+};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{
