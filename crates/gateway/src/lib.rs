@@ -33,6 +33,7 @@ mod session;
 mod stateless;
 mod stdio;
 mod upstream;
+mod wire;
 
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
