@@ -13,6 +13,16 @@
 //! server sends unprompted (a 405 means it offers none). A stream that ends before the answer
 //! it carries is resumed by a GET with `Last-Event-ID` after the server's `retry` delay, as is
 //! the GET stream; at most [`MAX_RESUMPTIONS`] times in a row without progress.
+//!
+//! A request is sent at most once. One that fails after hyper may have written a byte of it
+//! (the connection closed or was reset before the answer) is never sent again: the server may
+//! have received it, and hyper's error cannot tell. A stale keep-alive connection is made
+//! harmless instead: before each request the runtime reads what arrived on idle connections
+//! (`send`), so a close the server sent while the runtime was busy is seen before the pool
+//! hands that connection out; a request hyper gives back unwritten, because its pooled
+//! connection closed first, hyper-util sends on another connection (reqwest leaves its
+//! `retry_canceled_requests` on): received once too. What is left is a close that crosses the
+//! request on the wire, which [`POOL_IDLE_TIMEOUT`] keeps away.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -307,12 +317,8 @@ impl FrameSink for HttpSink {
         let Some(id) = self.shared.session().id.take() else {
             return Ok(());
         };
-        let answer = self
-            .shared
-            .request(Method::DELETE, Some(id), None)
-            .timeout(ACK_TIMEOUT)
-            .send()
-            .await;
+        let delete = self.shared.request(Method::DELETE, Some(id), None);
+        let answer = send(delete.timeout(ACK_TIMEOUT)).await;
         match answer {
             Ok(r) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
                 Ok(())
@@ -527,7 +533,7 @@ impl Shared {
             if request_id.is_none() {
                 post = post.timeout(ACK_TIMEOUT);
             }
-            let response = match post.send().await {
+            let response = match send(post).await {
                 Ok(response) => response,
                 Err(e) => {
                     return self
@@ -604,7 +610,7 @@ impl Shared {
             if request_id.is_none() {
                 post = post.timeout(ACK_TIMEOUT);
             }
-            let response = match post.send().await {
+            let response = match send(post).await {
                 Ok(response) => response,
                 Err(e) => {
                     return self
@@ -816,7 +822,7 @@ impl Shared {
         if let Some(last) = last_event_id {
             get = get.header(LAST_EVENT_HEADER, last);
         }
-        let response = get.send().await.map_err(|e| (None, e.to_string()))?;
+        let response = send(get).await.map_err(|e| (None, e.to_string()))?;
         let status = response.status();
         if !status.is_success() {
             return Err((Some(status), excerpt(response).await));
@@ -950,9 +956,7 @@ impl Shared {
         let replay = Frame::from_value(&replay);
         let id_text = json!(id).to_string();
         self.session().initialize_id = Some(id_text.clone());
-        let response = self
-            .post(&replay, None, None)
-            .send()
+        let response = send(self.post(&replay, None, None))
             .await
             .map_err(|e| failed(e.to_string()))?;
         if !response.status().is_success() {
@@ -986,12 +990,12 @@ impl Shared {
             let s = self.session();
             (s.id.clone(), s.version.clone())
         };
-        let ack = self
-            .post(&initialized, session, version)
-            .timeout(ACK_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| failed(e.to_string()))?;
+        let ack = send(
+            self.post(&initialized, session, version)
+                .timeout(ACK_TIMEOUT),
+        )
+        .await
+        .map_err(|e| failed(e.to_string()))?;
         if !ack.status().is_success() {
             return Err(failed(format!(
                 "notifications/initialized: HTTP {}",
@@ -1079,6 +1083,17 @@ fn with_id(frame: &Frame, id: &str) -> Option<Frame> {
         serde_json::value::RawValue::from_string(id.to_owned()).ok()?,
     );
     Frame::parse(members.to_raw().get()).ok()
+}
+
+/// Sends `request`, once. First the runtime polls its I/O driver (a yielded task is woken after
+/// it): a close that the server sent on an idle keep-alive connection while this runtime was
+/// busy is read now, so the pool does not hand that connection out, or hyper gives the request
+/// back unwritten and hyper-util sends it on another connection. Without this, the request is
+/// written to the closed connection and fails, and a request that may have been received is
+/// never sent again.
+async fn send(request: reqwest::RequestBuilder) -> reqwest::Result<reqwest::Response> {
+    tokio::task::yield_now().await;
+    request.send().await
 }
 
 /// Whether `frame` is the response to the request with id `request_id` (JSON text).
