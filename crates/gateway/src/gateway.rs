@@ -320,7 +320,10 @@ impl Inner {
             if let Some((upstream, state)) = transition {
                 upstream.set(state);
             }
-            let new = Arc::new(Catalog::build(&self.upstreams));
+            let new = Arc::new(Catalog::build(
+                &self.upstreams,
+                self.options.downstream_dialect,
+            ));
             let mut known = lock(&self.known_tools);
             for (name, route) in &new.tool_routes {
                 known.insert(name.clone(), route.upstream);

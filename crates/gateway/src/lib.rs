@@ -47,8 +47,9 @@ pub use modern::{supported_versions, MODERN_VERSIONS};
 pub use mrtr::{GATHER_WINDOW, MAX_PARKED_CALLS, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
-    GatewayOptions, InvalidArguments, Isolation, UpstreamConfig, HEALTH_INTERVAL, INITIAL_BACKOFF,
-    MAX_BACKOFF, PROBE_TIMEOUT, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
+    DownstreamDialect, GatewayOptions, InvalidArguments, Isolation, UpstreamConfig,
+    HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, SETTLE_TIMEOUT, STABLE_AFTER,
+    START_TIMEOUT,
 };
 pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};

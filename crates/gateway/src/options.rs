@@ -77,6 +77,19 @@ pub enum InvalidArguments {
     ToolResult,
 }
 
+/// The JSON Schema dialect tool schemas are presented in to clients. Calls are checked against
+/// the schemas as the server listed them either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DownstreamDialect {
+    /// As the server listed them: what mcpx does not own passes unchanged.
+    #[default]
+    Original,
+    /// Each schema of an older dialect as the equivalent 2020-12 document, for clients and model
+    /// APIs that accept only 2020-12; one that cannot be upgraded exactly is passed on unchanged
+    /// (`mcpx lint` names it).
+    Draft202012,
+}
+
 /// The gateway's policies.
 #[derive(Debug, Clone)]
 pub struct GatewayOptions {
@@ -89,6 +102,8 @@ pub struct GatewayOptions {
     /// How long a modern client's call waiting for input stays parked for its retry
     /// ([`crate::PARKED_TTL`] unless configured).
     pub input_ttl: Duration,
+    /// The dialect tool schemas are presented in.
+    pub downstream_dialect: DownstreamDialect,
 }
 
 impl Default for GatewayOptions {
@@ -98,6 +113,7 @@ impl Default for GatewayOptions {
             lazy: false,
             timeout: DEFAULT_TIMEOUT,
             input_ttl: crate::PARKED_TTL,
+            downstream_dialect: DownstreamDialect::Original,
         }
     }
 }

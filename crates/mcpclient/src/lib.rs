@@ -69,6 +69,6 @@ pub use stdio::{
     StderrTail, StdioCommand, StdioSink, StdioSource, StdioTransport, MAX_STDERR_LINES, STOP_GRACE,
 };
 pub use tools::{
-    CallOutcome, Tool, Warning, HEADER_WARNING, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING,
+    CallOutcome, Tool, Upgraded, Warning, HEADER_WARNING, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING,
 };
 pub use transport::{FrameSink, FrameSource, Received, Transport, TransportError};

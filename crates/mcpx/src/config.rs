@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use mcpclient::{Protocol, Reach};
-use mcpgateway::{InvalidArguments, Isolation, ToolFilter, UpstreamConfig};
+use mcpgateway::{DownstreamDialect, InvalidArguments, Isolation, ToolFilter, UpstreamConfig};
 use schemaval::Schema;
 use serde_json::Value;
 
@@ -60,6 +60,8 @@ impl Server {
 pub struct GatewaySection {
     /// What the gateway answers to arguments its schema rejects.
     pub invalid_arguments: InvalidArguments,
+    /// The dialect tool schemas are presented in to clients (`downstreamDialect`).
+    pub downstream_dialect: DownstreamDialect,
     /// Origins the HTTP front accepts besides its own.
     pub allowed_origins: Vec<String>,
     /// Sessions the HTTP front holds at once.
@@ -213,6 +215,13 @@ pub fn parse(
             Some("tool-result") => InvalidArguments::ToolResult,
             _ => InvalidArguments::Error,
         },
+        downstream_dialect: match section
+            .and_then(|g| g.get("downstreamDialect"))
+            .and_then(Value::as_str)
+        {
+            Some("2020-12") => DownstreamDialect::Draft202012,
+            _ => DownstreamDialect::Original,
+        },
         allowed_origins: strings(section.and_then(|g| g.get("allowedOrigins"))),
         // The schema bounds both, so the conversions cannot fail.
         max_connections: section
@@ -296,6 +305,23 @@ mod tests {
         let wrong = r#"{"mcpServers": {"a": {"command": "x", "protocol": "2025-11-25"}}}"#;
         let error = format!("{:#}", parse(wrong, &env).unwrap_err());
         assert!(error.contains("protocol"), "{error}");
+    }
+
+    #[test]
+    fn downstream_dialect_is_original_unless_asked() {
+        let plain = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+        assert_eq!(
+            parse(plain, &env).unwrap().1.downstream_dialect,
+            DownstreamDialect::Original
+        );
+        let asked = r#"{"mcpServers": {"a": {"command": "x"}}, "gateway": {"downstreamDialect": "2020-12"}}"#;
+        assert_eq!(
+            parse(asked, &env).unwrap().1.downstream_dialect,
+            DownstreamDialect::Draft202012
+        );
+        let wrong = r#"{"mcpServers": {"a": {"command": "x"}}, "gateway": {"downstreamDialect": "draft-07"}}"#;
+        let error = format!("{:#}", parse(wrong, &env).unwrap_err());
+        assert!(error.contains("downstreamDialect"), "{error}");
     }
 
     #[test]

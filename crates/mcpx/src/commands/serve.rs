@@ -129,6 +129,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     let served = runtime.block_on(async {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
+            downstream_dialect: config.gateway.downstream_dialect,
             lazy: serve.lazy,
             timeout: serve.timeout,
             ..GatewayOptions::default()
