@@ -1,8 +1,9 @@
-//! The index: one BM25 scorer (the `bm25` crate's) per field, and a query's score for a tool
-//! the weighted sum of its per-field scores. Each field has its own document-length average and
-//! idf, so a word rare among names but common in descriptions (`list`) counts for what it is in
-//! each. Built once from a tool list; a changed list builds a new index (a few milliseconds for
-//! hundreds of tools), so no update path can drift from a fresh build.
+//! The index: tools scored by BM25 (the `bm25` crate's scorer), either as BM25F (each tool one
+//! document in which every field's text is repeated as often as its weight: term frequencies add
+//! up across fields before they saturate, and the tool's whole length normalizes them) or as a
+//! weighted sum of one BM25 per field. BM25F is the default: it ranked better on the real-tools
+//! fixture (BENCHMARKS.md). Built once from a tool list; a changed list builds a new index (a
+//! few milliseconds for hundreds of tools), so no update path can drift from a fresh build.
 
 use std::collections::HashMap;
 
@@ -22,30 +23,35 @@ pub const MAX_QUERY_BYTES: usize = 1024;
 /// sentence end when one comes early enough).
 pub const ONE_LINE_CHARS: usize = 160;
 
-/// How much each field's BM25 score counts in a tool's score; 0 leaves the field out.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The most a field's weight counts: in BM25F a weight is how many times the field's text is
+/// repeated in the combined document, so it also bounds the index's size.
+pub const MAX_WEIGHT: u8 = 8;
+
+/// How much each field counts (0 leaves it out, more than [`MAX_WEIGHT`] counts as that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Weights {
     /// The tool's name and title.
-    pub name: f32,
+    pub name: u8,
     /// The server's name.
-    pub server: f32,
+    pub server: u8,
     /// The tool's description.
-    pub description: f32,
+    pub description: u8,
     /// Argument names (top level and nested).
-    pub argument_names: f32,
+    pub argument_names: u8,
     /// Argument descriptions.
-    pub argument_descriptions: f32,
+    pub argument_descriptions: u8,
 }
 
 impl Weights {
-    fn of(&self, field: Field) -> f32 {
-        match field {
+    fn of(&self, field: Field) -> u8 {
+        let w = match field {
             Field::Name => self.name,
             Field::Server => self.server,
             Field::Description => self.description,
             Field::ArgumentNames => self.argument_names,
             Field::ArgumentDescriptions => self.argument_descriptions,
-        }
+        };
+        w.min(MAX_WEIGHT)
     }
 }
 
@@ -53,13 +59,24 @@ impl Default for Weights {
     /// Chosen on the real-tools fixture's task set (BENCHMARKS.md shows the others tried).
     fn default() -> Self {
         Weights {
-            name: 2.0,
-            server: 1.0,
-            description: 1.0,
-            argument_names: 0.5,
-            argument_descriptions: 0.3,
+            name: 3,
+            server: 2,
+            description: 2,
+            argument_names: 1,
+            argument_descriptions: 1,
         }
     }
+}
+
+/// How the fields' weights combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// BM25F: one document per tool in which each field's text appears as many times as its
+    /// weight, so a term's frequency is the weighted sum over the fields and the length
+    /// normalization is the whole tool's (BM25F with one `b` for all fields).
+    Bm25f,
+    /// One BM25 per field (its own idf and average length), the scores summed times the weights.
+    FieldSum,
 }
 
 /// The ranking choices.
@@ -69,10 +86,14 @@ pub struct Options {
     pub tokens: TokenOptions,
     /// Field weights.
     pub weights: Weights,
+    /// How the weighted fields combine.
+    pub combine: Combine,
     /// BM25's term-frequency saturation.
     pub k1: f32,
     /// BM25's length normalization (0: none, 1: full).
     pub b: f32,
+    /// How much a query's synonyms count against its own words (0: synonyms off).
+    pub synonym_weight: f32,
 }
 
 impl Default for Options {
@@ -80,8 +101,10 @@ impl Default for Options {
         Options {
             tokens: TokenOptions::default(),
             weights: Weights::default(),
+            combine: Combine::Bm25f,
             k1: 1.2,
             b: 0.75,
+            synonym_weight: 0.5,
         }
     }
 }
@@ -101,16 +124,21 @@ pub struct Hit {
     pub score: f32,
 }
 
-struct FieldIndex {
+/// One BM25 scorer: over one field, or over the combined fields.
+struct Scored {
+    /// The multiplier of its scores.
     weight: f32,
-    embedder: Embedder<u32, Tokenizer>,
     scorer: Scorer<usize, u32>,
 }
 
 /// A search index over tool definitions from any number of servers.
 pub struct Index {
     documents: Vec<Document>,
-    fields: Vec<FieldIndex>,
+    scored: Vec<Scored>,
+    /// Embed a query's own terms and its synonyms. Only the terms of a query embedding count in a
+    /// score (not its values), so one embedder of each serves every scorer.
+    queries: Embedder<u32, Tokenizer>,
+    synonyms: Option<(f32, Embedder<u32, Tokenizer>)>,
     skipped: usize,
 }
 
@@ -139,13 +167,35 @@ impl Index {
                 None => skipped += 1,
             }
         }
-        let mut fields = Vec::new();
-        for field in Field::ALL {
-            let weight = options.weights.of(field);
-            if weight <= 0.0 {
-                continue;
+        let corpora: Vec<(f32, Vec<String>)> = match options.combine {
+            Combine::Bm25f => {
+                let combined = documents
+                    .iter()
+                    .map(|d| {
+                        let mut text = String::new();
+                        for field in Field::ALL {
+                            for _ in 0..options.weights.of(field) {
+                                text.push_str(d.field(field));
+                                text.push('\n');
+                            }
+                        }
+                        text
+                    })
+                    .collect();
+                vec![(1.0, combined)]
             }
-            let corpus: Vec<&str> = documents.iter().map(|d| d.field(field)).collect();
+            Combine::FieldSum => Field::ALL
+                .into_iter()
+                .filter(|f| options.weights.of(*f) > 0)
+                .map(|f| {
+                    let texts = documents.iter().map(|d| d.field(f).to_owned()).collect();
+                    (f32::from(options.weights.of(f)), texts)
+                })
+                .collect(),
+        };
+        let mut scored = Vec::new();
+        for (weight, texts) in corpora {
+            let corpus: Vec<&str> = texts.iter().map(String::as_str).collect();
             let embedder = EmbedderBuilder::<u32, Tokenizer>::with_tokenizer_and_fit_to_corpus(
                 Tokenizer::new(options.tokens),
                 &corpus,
@@ -157,15 +207,21 @@ impl Index {
             for (id, text) in corpus.iter().enumerate() {
                 scorer.upsert(&id, embedder.embed(text));
             }
-            fields.push(FieldIndex {
-                weight,
-                embedder,
-                scorer,
-            });
+            scored.push(Scored { weight, scorer });
         }
+        let embedder =
+            |t| EmbedderBuilder::<u32, Tokenizer>::with_tokenizer_and_fit_to_corpus(t, &[]).build();
+        let synonyms = (options.synonym_weight > 0.0).then(|| {
+            (
+                options.synonym_weight,
+                embedder(Tokenizer::for_synonyms(options.tokens)),
+            )
+        });
         Index {
             documents,
-            fields,
+            scored,
+            queries: embedder(Tokenizer::new(options.tokens)),
+            synonyms,
             skipped,
         }
     }
@@ -191,11 +247,16 @@ impl Index {
     pub fn search(&self, query: &str, server: Option<&str>, limit: usize) -> Vec<Hit> {
         let query = head(query, MAX_QUERY_BYTES);
         let limit = limit.min(MAX_LIMIT);
+        let mut queries = vec![(1.0, self.queries.embed(query))];
+        if let Some((weight, synonyms)) = &self.synonyms {
+            queries.push((*weight, synonyms.embed(query)));
+        }
         let mut scores: HashMap<usize, f32> = HashMap::new();
-        for f in &self.fields {
-            let q = f.embedder.embed(query);
-            for m in f.scorer.matches(&q) {
-                *scores.entry(m.id).or_default() += f.weight * m.score;
+        for (query_weight, q) in &queries {
+            for s in &self.scored {
+                for m in s.scorer.matches(q) {
+                    *scores.entry(m.id).or_default() += query_weight * s.weight * m.score;
+                }
             }
         }
         let mut ranked: Vec<(usize, f32)> = scores
@@ -219,11 +280,6 @@ impl Index {
                 }
             })
             .collect()
-    }
-
-    /// How many fields are scored (those of non-zero weight).
-    pub fn scored_fields(&self) -> usize {
-        self.fields.len()
     }
 }
 
@@ -346,45 +402,91 @@ mod tests {
         assert!(i.search("file", None, usize::MAX).len() <= MAX_LIMIT);
     }
 
+    const ONLY_NAMES: Weights = Weights {
+        name: 1,
+        server: 0,
+        description: 0,
+        argument_names: 0,
+        argument_descriptions: 0,
+    };
+
     #[test]
     fn name_splitting_is_what_finds_a_name_only_match() {
-        let only_names = Weights {
-            name: 1.0,
-            server: 0.0,
-            description: 0.0,
-            argument_names: 0.0,
-            argument_descriptions: 0.0,
-        };
-        let split = index(&Options {
-            weights: only_names,
-            ..Options::default()
-        });
-        assert_eq!(
-            top(&split, "take screenshot").as_deref(),
-            Some("browser_take_screenshot")
-        );
-        let mut whole = Options {
-            weights: only_names,
-            ..Options::default()
-        };
-        whole.tokens.split_names = false;
-        assert_eq!(top(&index(&whole), "take screenshot"), None);
-        assert_eq!(
-            top(&index(&whole), "browser_take_screenshot").as_deref(),
-            Some("browser_take_screenshot")
-        );
+        for combine in [Combine::Bm25f, Combine::FieldSum] {
+            let mut split = Options {
+                weights: ONLY_NAMES,
+                combine,
+                ..Options::default()
+            };
+            split.synonym_weight = 0.0;
+            assert_eq!(
+                top(&index(&split), "take screenshot").as_deref(),
+                Some("browser_take_screenshot")
+            );
+            let mut whole = split;
+            whole.tokens.split_names = false;
+            assert_eq!(top(&index(&whole), "take screenshot"), None);
+            assert_eq!(
+                top(&index(&whole), "browser_take_screenshot").as_deref(),
+                Some("browser_take_screenshot")
+            );
+        }
     }
 
     #[test]
     fn argument_fields_count_only_when_weighted() {
-        let mut no_args = Options::default();
-        no_args.weights.argument_names = 0.0;
-        no_args.weights.argument_descriptions = 0.0;
-        assert_eq!(index(&no_args).scored_fields(), 3);
-        assert_eq!(top(&index(&no_args), "scrollable"), None);
+        for combine in [Combine::Bm25f, Combine::FieldSum] {
+            let mut no_args = Options {
+                combine,
+                ..Options::default()
+            };
+            no_args.weights.argument_names = 0;
+            no_args.weights.argument_descriptions = 0;
+            assert_eq!(top(&index(&no_args), "scrollable"), None);
+            let with = Options {
+                combine,
+                ..Options::default()
+            };
+            assert_eq!(
+                top(&index(&with), "scrollable").as_deref(),
+                Some("browser_take_screenshot")
+            );
+        }
+    }
+
+    #[test]
+    fn synonyms_find_a_tool_by_words_it_does_not_use() {
+        let on = index(&Options::default());
         assert_eq!(
-            top(&index(&Options::default()), "scrollable").as_deref(),
+            top(&on, "grab a picture of the site").as_deref(),
             Some("browser_take_screenshot")
+        );
+        let off = Options {
+            synonym_weight: 0.0,
+            ..Options::default()
+        };
+        assert_eq!(top(&index(&off), "grab a picture of the site"), None);
+    }
+
+    #[test]
+    fn weights_above_the_limit_count_as_the_limit() {
+        let heavy = Options {
+            weights: Weights {
+                name: u8::MAX,
+                ..ONLY_NAMES
+            },
+            ..Options::default()
+        };
+        let capped = Options {
+            weights: Weights {
+                name: MAX_WEIGHT,
+                ..ONLY_NAMES
+            },
+            ..Options::default()
+        };
+        assert_eq!(
+            index(&heavy).search("issue", None, 5),
+            index(&capped).search("issue", None, 5)
         );
     }
 
