@@ -11,7 +11,7 @@ mod common;
 use serde_json::{json, Value};
 use tiktoken_rs::CoreBPE;
 use toolsearch::{
-    search_mode_tools, search_result, Combine, Options, TokenOptions, Weights, DEFAULT_LIMIT,
+    search_mode_tools, search_result, Combine, Options, Stem, TokenOptions, Weights, DEFAULT_LIMIT,
 };
 
 fn variants() -> Vec<(String, Options)> {
@@ -55,7 +55,20 @@ fn variants() -> Vec<(String, Options)> {
                 ..t
             }),
         ),
-        ("no stemming", tokens(TokenOptions { stem: false, ..t })),
+        (
+            "no stemming",
+            tokens(TokenOptions {
+                stem: Stem::None,
+                ..t
+            }),
+        ),
+        (
+            "Snowball stemming instead of plurals only",
+            tokens(TokenOptions {
+                stem: Stem::Snowball,
+                ..t
+            }),
+        ),
         (
             "no stop words",
             tokens(TokenOptions {
@@ -76,7 +89,10 @@ fn variants() -> Vec<(String, Options)> {
         (
             "no synonyms, no stemming",
             Options {
-                tokens: TokenOptions { stem: false, ..t },
+                tokens: TokenOptions {
+                    stem: Stem::None,
+                    ..t
+                },
                 ..no_syn
             },
         ),
@@ -85,7 +101,7 @@ fn variants() -> Vec<(String, Options)> {
             Options {
                 tokens: TokenOptions {
                     split_names: false,
-                    stem: false,
+                    stem: Stem::None,
                     stop_words: false,
                 },
                 ..no_syn
@@ -161,7 +177,8 @@ fn variants() -> Vec<(String, Options)> {
         ("b = 0.3", Options { b: 0.3, ..d }),
         ("b = 0.9", Options { b: 0.9, ..d }),
         ("k1 = 0.8", Options { k1: 0.8, ..d }),
-        ("k1 = 2.0", Options { k1: 2.0, ..d }),
+        ("k1 = 1.2 (the usual default)", Options { k1: 1.2, ..d }),
+        ("k1 = 3.0", Options { k1: 3.0, ..d }),
     ];
     rows.into_iter().map(|(l, o)| (l.to_owned(), o)).collect()
 }
@@ -173,25 +190,32 @@ fn tokens(bpe: &CoreBPE, text: &str) -> usize {
 fn main() {
     let tools = common::tools();
     let tasks = common::tasks();
+    let held_out = common::held_out();
     let servers: std::collections::BTreeSet<&str> = tools.iter().map(|(s, _)| s.as_str()).collect();
     println!(
-        "Fixture: {} servers, {} tools; {} tasks.\n",
+        "Fixture: {} servers, {} tools; {} tasks, {} held out.\n",
         servers.len(),
         tools.len(),
-        tasks.len()
+        tasks.len(),
+        held_out.len()
     );
+    let k = common::RECALL_K;
     println!(
-        "| ranking | recall@1 | recall@{} | MRR@{} |",
-        common::RECALL_K,
-        common::RECALL_K
+        "| ranking | recall@1 | recall@{k} | MRR@{k} | held out: recall@1 | recall@{k} | MRR@{k} |"
     );
-    println!("|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for (label, options) in variants() {
         let index = common::index(&tools, &options);
         let r = common::measure(&index, &tasks);
-        println!("| {label} | {:.3} | {:.3} | {:.3} |", r.at_1, r.at_k, r.mrr);
+        let h = common::measure(&index, &held_out);
+        println!(
+            "| {label} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            r.at_1, r.at_k, r.mrr, h.at_1, h.at_k, h.mrr
+        );
         if label == "default" && std::env::var_os("MISSES").is_some() {
-            for (i, hits) in &r.misses {
+            let missed = r.misses.iter().map(|m| (&tasks, m));
+            let missed = missed.chain(h.misses.iter().map(|m| (&held_out, m)));
+            for (tasks, (i, hits)) in missed {
                 let got: Vec<String> = hits
                     .iter()
                     .map(|h| format!("{}/{}", h.server, h.name))

@@ -4,7 +4,7 @@
 //! Lexical ranking: BM25F over five fields of each tool (name and title, server, description,
 //! argument names, argument descriptions) weighted by [`Weights`], scored by the `bm25` crate.
 //! Names are split the way they are written (`get_issue`, `getIssue`, `SERVER__tool`,
-//! `kebab-case`), words stemmed, and query words expanded with general synonyms (`folder` also
+//! `kebab-case`), plurals made singular, and query words expanded with general synonyms (`folder` also
 //! searches `directory`), so "show the issues in this repo" finds `get_issue`.
 //! The measured recall of these choices on real servers' tools is in BENCHMARKS.md.
 //!
@@ -24,4 +24,4 @@ pub use index::{
     one_line, Combine, Hit, Index, Options, Weights, MAX_LIMIT, MAX_QUERY_BYTES, MAX_WEIGHT,
     ONE_LINE_CHARS,
 };
-pub use tokens::{TokenOptions, MAX_TERM_BYTES};
+pub use tokens::{Stem, TokenOptions, MAX_TERM_BYTES};

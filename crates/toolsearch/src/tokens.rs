@@ -3,8 +3,8 @@
 //!
 //! Identifiers are split where a person would read a word boundary: `get_issue`, `getIssue`,
 //! `GetIssue`, `get-issue`, `github__get_issue`, `HTMLParser` (→ html, parser), `base64Encode`
-//! (→ base, 64, encode). Terms are lowercased, stop words dropped, and (optionally) stemmed with
-//! the Snowball English stemmer so `issues`, `issue` and `listing`, `list` meet.
+//! (→ base, 64, encode). Terms are lowercased, stop words dropped, and plurals made singular
+//! (or, as a choice, words stemmed with the Snowball English stemmer).
 
 use std::collections::HashMap;
 
@@ -107,8 +107,8 @@ pub struct TokenOptions {
     /// identifier such as `get_issue` stays one term (only whitespace and punctuation other than
     /// `_` separate terms), as a plain word tokenizer would do.
     pub split_names: bool,
-    /// Reduce words to their stem (Snowball English).
-    pub stem: bool,
+    /// How words are reduced to a stem.
+    pub stem: Stem,
     /// Drop common English words.
     pub stop_words: bool,
 }
@@ -117,10 +117,23 @@ impl Default for TokenOptions {
     fn default() -> Self {
         TokenOptions {
             split_names: true,
-            stem: true,
+            stem: Stem::Plural,
             stop_words: true,
         }
     }
+}
+
+/// How words are reduced to a stem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stem {
+    /// Not at all.
+    None,
+    /// Plurals only (Harman's S-stemmer: `issues` → `issue`, `entries` → `entry`): the tools'
+    /// words and the users' meet on number without the over-reach of a full stemmer
+    /// (`organization` and `organ`).
+    Plural,
+    /// The Snowball English stemmer.
+    Snowball,
 }
 
 /// The tokenizer handed to the `bm25` crate's embedders, and used on queries.
@@ -190,8 +203,10 @@ impl Tokenizer {
             if self.options.stop_words && STOP_WORDS.contains(&word.as_str()) {
                 continue;
             }
-            if self.options.stem {
-                word = self.stemmer.stem(&word).into_owned();
+            match self.options.stem {
+                Stem::None => {}
+                Stem::Plural => word = singular(word),
+                Stem::Snowball => word = self.stemmer.stem(&word).into_owned(),
             }
             out.push(head(&word, MAX_TERM_BYTES).to_owned());
         }
@@ -203,6 +218,27 @@ impl bm25::Tokenizer for Tokenizer {
     fn tokenize(&self, input_text: &str) -> Vec<String> {
         self.terms(input_text)
     }
+}
+
+/// Harman's S-stemmer: `-ies` → `-y` (not `-eies`, `-aies`), `-es` → `-e` (not `-aes`, `-ees`,
+/// `-oes`), `-s` dropped (not `-us`, `-ss`); and, as English spells it, `-sses`, `-xes`,
+/// `-zes`, `-ches`, `-shes` lose their `-es` (`processes`, `branches`).
+fn singular(mut word: String) -> String {
+    let ends = |w: &str, s: &str| w.len() > s.len() + 1 && w.ends_with(s);
+    if ["sses", "xes", "zes", "ches", "shes"]
+        .iter()
+        .any(|e| ends(&word, e))
+    {
+        word.truncate(word.len() - 2);
+    } else if ends(&word, "ies") && !word.ends_with("eies") && !word.ends_with("aies") {
+        word.truncate(word.len() - 3);
+        word.push('y');
+    } else if ends(&word, "es") && !["aes", "ees", "oes"].iter().any(|e| word.ends_with(e)) {
+        word.truncate(word.len() - 1);
+    } else if ends(&word, "s") && !word.ends_with("us") && !word.ends_with("ss") {
+        word.truncate(word.len() - 1);
+    }
+    word
 }
 
 /// The first `max` bytes of `text` at most, cut on a character boundary.
@@ -271,7 +307,7 @@ mod tests {
     fn plain(text: &str) -> Vec<String> {
         Tokenizer::new(TokenOptions {
             split_names: true,
-            stem: false,
+            stem: Stem::None,
             stop_words: false,
         })
         .terms(text)
@@ -306,7 +342,7 @@ mod tests {
     fn without_splitting_an_identifier_stays_one_term() {
         let t = Tokenizer::new(TokenOptions {
             split_names: false,
-            stem: false,
+            stem: Stem::None,
             stop_words: false,
         });
         assert_eq!(
@@ -320,10 +356,18 @@ mod tests {
         let t = Tokenizer::new(TokenOptions::default());
         assert_eq!(
             t.terms("Listing the issues of a repository"),
-            ["list", "issu", "repositori"]
+            ["listing", "issue", "repository"]
         );
         assert_eq!(
-            t.terms("list issue repository"),
+            t.terms("entries files processes branches status us toes bus"),
+            ["entry", "file", "process", "branch", "status", "toe", "bus"]
+        );
+        let snowball = Tokenizer::new(TokenOptions {
+            stem: Stem::Snowball,
+            ..TokenOptions::default()
+        });
+        assert_eq!(
+            snowball.terms("Listing the issues of a repository"),
             ["list", "issu", "repositori"]
         );
     }
@@ -333,7 +377,7 @@ mod tests {
         let options = TokenOptions::default();
         let synonyms = Tokenizer::for_synonyms(options);
         let terms = synonyms.terms("delete the folder");
-        for t in ["remov", "drop", "directori"] {
+        for t in ["remove", "drop", "directory"] {
             assert!(terms.contains(&t.to_owned()), "{t} in {terms:?}");
         }
         assert!(
@@ -348,7 +392,7 @@ mod tests {
         assert!(synonyms.terms("zebra").is_empty());
         assert_eq!(
             Tokenizer::new(options).terms("delete the folder"),
-            ["delet", "folder"]
+            ["delete", "folder"]
         );
     }
 

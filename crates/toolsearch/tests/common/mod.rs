@@ -42,9 +42,18 @@ pub struct Task {
     pub line: usize,
 }
 
-/// The task set (fixture/tasks.tsv).
+/// The task set the ranking choices were made on (fixture/tasks.tsv).
 pub fn tasks() -> Vec<Task> {
-    let text = std::fs::read_to_string(fixture().join("tasks.tsv")).expect("fixture/tasks.tsv");
+    tasks_in("tasks.tsv")
+}
+
+/// The held-out task set (fixture/tasks-heldout.tsv).
+pub fn held_out() -> Vec<Task> {
+    tasks_in("tasks-heldout.tsv")
+}
+
+fn tasks_in(file: &str) -> Vec<Task> {
+    let text = std::fs::read_to_string(fixture().join(file)).expect("a fixture task file");
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
@@ -52,13 +61,13 @@ pub fn tasks() -> Vec<Task> {
         }
         let (expected, sentence) = line
             .split_once('\t')
-            .unwrap_or_else(|| panic!("tasks.tsv:{}: no tab", i + 1));
+            .unwrap_or_else(|| panic!("{file}:{}: no tab", i + 1));
         let expected = expected
             .split(',')
             .map(|e| {
                 let (s, t) = e
                     .split_once('/')
-                    .unwrap_or_else(|| panic!("tasks.tsv:{}: {e} is not server/tool", i + 1));
+                    .unwrap_or_else(|| panic!("{file}:{}: {e} is not server/tool", i + 1));
                 (s.to_owned(), t.to_owned())
             })
             .collect();
