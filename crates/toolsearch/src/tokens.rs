@@ -220,8 +220,8 @@ impl bm25::Tokenizer for Tokenizer {
     }
 }
 
-/// Harman's S-stemmer: `-ies` → `-y` (not `-eies`, `-aies`), `-es` → `-e` (not `-aes`, `-ees`,
-/// `-oes`), `-s` dropped (not `-us`, `-ss`); and, as English spells it, `-sses`, `-xes`,
+/// Harman's S-stemmer: `-ies` → `-y` (not `-eies`, `-aies`), else `-s` dropped (not `-us`,
+/// `-ss`; its `-es` → `-e` rule drops the same `s`); and, as English spells it, `-sses`, `-xes`,
 /// `-zes`, `-ches`, `-shes` lose their `-es` (`processes`, `branches`).
 fn singular(mut word: String) -> String {
     let ends = |w: &str, s: &str| w.len() > s.len() + 1 && w.ends_with(s);
@@ -233,8 +233,6 @@ fn singular(mut word: String) -> String {
     } else if ends(&word, "ies") && !word.ends_with("eies") && !word.ends_with("aies") {
         word.truncate(word.len() - 3);
         word.push('y');
-    } else if ends(&word, "es") && !["aes", "ees", "oes"].iter().any(|e| word.ends_with(e)) {
-        word.truncate(word.len() - 1);
     } else if ends(&word, "s") && !word.ends_with("us") && !word.ends_with("ss") {
         word.truncate(word.len() - 1);
     }
