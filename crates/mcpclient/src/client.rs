@@ -19,7 +19,7 @@ use crate::modern::{
     META_SERVER_INFO, MODERN_VERSION,
 };
 use crate::params::count_values;
-use crate::serve::{fulfil, serve};
+use crate::serve::{fulfil, serve, Served};
 use crate::tools::HEADER_WARNING;
 use crate::tools::{list_warnings, output_warnings};
 use crate::{
@@ -690,6 +690,21 @@ async fn probe(
             tracing::debug!(probe = ?other, "not a modern server: initialize");
             Ok(None)
         }
+    }
+}
+
+impl Served for Inner {
+    fn handlers(&self) -> &Handlers {
+        &self.handlers
+    }
+
+    async fn send(&self, frame: Frame) {
+        // A closed connection is reported by its own event.
+        let _ = self.connection.send(frame).await;
+    }
+
+    async fn relist_tools(&self) -> Result<(), String> {
+        self.list_tools().await.map(drop).map_err(|e| e.to_string())
     }
 }
 

@@ -16,11 +16,22 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use crate::client::Inner;
 use crate::{elicitation, Event, Frame, Handlers};
 
-pub(crate) async fn serve(
-    client: Weak<Inner>,
+/// What the task needs of the client it runs beside. The client implements it; the task holds
+/// it weakly (it must not keep the client alive) and never names it.
+pub(crate) trait Served: Send + Sync + 'static {
+    /// The application's handlers, to answer the server's requests with.
+    fn handlers(&self) -> &Handlers;
+    /// Sends an answer to the server.
+    fn send(&self, frame: Frame) -> impl std::future::Future<Output = ()> + Send;
+    /// Lists the tools again (their list changed); whether that worked.
+    fn relist_tools(&self) -> impl std::future::Future<Output = Result<(), String>> + Send;
+}
+
+/// Runs beside a client until its connection closes or the client is gone.
+pub(crate) async fn serve<C: Served>(
+    client: Weak<C>,
     mut events: mpsc::Receiver<Event>,
     to_app: mpsc::Sender<Event>,
 ) {
@@ -84,8 +95,8 @@ fn cancelled(frame: &Frame) -> Option<String> {
 
 /// Answers one request from the server, in a task of its own: the request's id (JSON text) and
 /// the task. `during` is the tag of the call it came with, for the handler.
-fn answer(
-    inner: &Arc<Inner>,
+fn answer<C: Served>(
+    inner: &Arc<C>,
     frame: &Frame,
     during: Option<String>,
 ) -> Option<(String, AbortHandle)> {
@@ -98,7 +109,7 @@ fn answer(
         .unwrap_or_default()
         .to_owned();
     let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
-    let handlers = inner.handlers.clone();
+    let handlers = inner.handlers().clone();
     let client = Arc::downgrade(inner);
     let task = tokio::spawn(async move {
         let outcome = fulfil(&handlers, &method, params, during).await;
@@ -107,7 +118,7 @@ fn answer(
             Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
         };
         if let Some(inner) = client.upgrade() {
-            let _ = inner.connection.send(Frame::from_value(&answer)).await;
+            inner.send(Frame::from_value(&answer)).await;
         }
     });
     Some((key, task.abort_handle()))
@@ -152,7 +163,7 @@ pub(crate) async fn fulfil(
 
 /// Acts on the notifications the client itself cares about: a changed tool list is listed and
 /// compiled again.
-fn notice(inner: &Arc<Inner>, frame: &Frame, to_app: &mpsc::Sender<Event>) {
+fn notice<C: Served>(inner: &Arc<C>, frame: &Frame, to_app: &mpsc::Sender<Event>) {
     let method = frame.head().and_then(|h| h.method.map(|m| m.into_owned()));
     if method.as_deref() != Some("notifications/tools/list_changed") {
         return;
@@ -160,9 +171,9 @@ fn notice(inner: &Arc<Inner>, frame: &Frame, to_app: &mpsc::Sender<Event>) {
     let relist = inner.clone();
     let to_app = to_app.clone();
     tokio::spawn(async move {
-        match relist.list_tools().await {
+        match relist.relist_tools().await {
             // Lossy like every event; the new list is in the client regardless.
-            Ok(_) => drop(to_app.try_send(Event::ToolsRelisted)),
+            Ok(()) => drop(to_app.try_send(Event::ToolsRelisted)),
             Err(error) => {
                 tracing::warn!(%error, "re-listing tools after list_changed failed");
             }
