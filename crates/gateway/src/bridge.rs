@@ -13,6 +13,7 @@
 
 use mcpclient::codes;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use mcpclient::{
     BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, HandlerError,
@@ -20,29 +21,32 @@ use mcpclient::{
 };
 use serde_json::{json, Value};
 
-use crate::gateway::Inner;
+use crate::registry::{NoAsker, Registry};
 use crate::Session;
 
+/// One server connection's way to the gateway's clients.
 #[derive(Clone)]
 pub(crate) struct Bridge {
-    gateway: Weak<Inner>,
-    upstream: usize,
+    /// Whom to ask: the gateway's sessions and their calls.
+    pub(crate) registry: Arc<Registry>,
+    /// The server's index.
+    pub(crate) upstream: usize,
+    /// The server's name, for logs.
+    pub(crate) name: String,
+    /// How long a client has to answer.
+    pub(crate) timeout: Duration,
     /// The one session a per-session connection belongs to: everything it asks is that
     /// session's.
-    session: Option<Weak<Session>>,
+    pub(crate) session: Option<Weak<Session>>,
 }
 
 impl Bridge {
-    pub(crate) fn new(
-        gateway: Weak<Inner>,
-        upstream: usize,
-        session: Option<Weak<Session>>,
-    ) -> Bridge {
-        Bridge {
-            gateway,
-            upstream,
-            session,
-        }
+    /// The handlers the server's client gets.
+    pub(crate) fn handlers(self) -> mcpclient::Handlers {
+        mcpclient::Handlers::default()
+            .elicitation(self.clone())
+            .sampling(self.clone())
+            .roots(self)
     }
 
     /// Asks the right client `method` with `params`; why nobody was asked, when no client
@@ -54,9 +58,6 @@ impl Bridge {
         params: &Value,
         during: Option<&str>,
     ) -> Result<Result<Value, Value>, NoAsker> {
-        let Some(gateway) = self.gateway.upgrade() else {
-            return Err(NoAsker::Undeclared);
-        };
         let asked = match &self.session {
             Some(own) => match own.upgrade() {
                 Some(session) if session.declares(capability) => {
@@ -65,19 +66,17 @@ impl Bridge {
                 }
                 _ => Err(NoAsker::Undeclared),
             },
-            None => gateway.asker(self.upstream, capability, during),
+            None => self.registry.asker(self.upstream, capability, during),
         };
         let (session, related) = match asked {
             Ok(asked) => asked,
             Err(why) => {
-                tracing::warn!(server = gateway.upstream_name(self.upstream), method, %why, "a server's request not passed on");
+                tracing::warn!(server = self.name, method, %why, "a server's request not passed on");
                 return Err(why);
             }
         };
-        let timeout = gateway.options.timeout;
-        drop(gateway);
         Ok(session
-            .ask(method, params.clone(), related.as_deref(), timeout)
+            .ask(method, params.clone(), related.as_deref(), self.timeout)
             .await)
     }
 
@@ -167,43 +166,5 @@ impl RootsHandler for Bridge {
         during: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Value, HandlerError>> {
         Box::pin(self.forward("roots", "roots/list", params, during))
-    }
-}
-
-/// The session a server's question goes to, and the id of its request the question belongs
-/// to (for the HTTP front: the stream it goes out on).
-pub(crate) type Asked = (Arc<crate::Session>, Option<String>);
-
-/// Why a server's question reaches no client.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum NoAsker {
-    /// The session it belongs to did not declare the capability, or no session did.
-    Undeclared,
-    /// Several sessions have calls in flight to the server and nothing tells whose call asked.
-    Ambiguous {
-        /// How many sessions.
-        sessions: usize,
-    },
-}
-
-impl NoAsker {
-    fn code(&self) -> i64 {
-        match self {
-            NoAsker::Undeclared => codes::METHOD_NOT_FOUND,
-            NoAsker::Ambiguous { .. } => codes::INTERNAL_ERROR,
-        }
-    }
-}
-
-impl std::fmt::Display for NoAsker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoAsker::Undeclared => f.write_str("the client this belongs to did not declare the capability"),
-            NoAsker::Ambiguous { sessions } => write!(
-                f,
-                "{sessions} clients have calls in flight to this server and it does not say whose call asked; \
-                 not guessed (give the server \"isolation\": \"per-session\")"
-            ),
-        }
     }
 }

@@ -20,11 +20,12 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::task::AbortHandle;
 
-use crate::bridge::{Asked, NoAsker};
+use crate::bridge::Bridge;
 use crate::catalog::{changes, Catalog};
 use crate::fair::Admission;
-use crate::isolated::Instances;
+use crate::instances::Instances;
 use crate::ratelog::RateLimitedLog;
+use crate::registry::Registry;
 use crate::upstream::{self, State, Upstream};
 use crate::wire::{lock, null_id, response};
 use crate::{GatewayOptions, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT, START_TIMEOUT};
@@ -32,19 +33,18 @@ use crate::{GatewayOptions, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT, STA
 /// The gateway. Cloning it gives another handle to the same gateway.
 #[derive(Clone)]
 pub struct Gateway {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) hub: Arc<Hub>,
 }
 
-pub(crate) struct Inner {
+/// What the gateway is: its servers, catalog, sessions and the tables of what is in flight. The
+/// request paths (requests, isolated, mrtr, listen, stateless) act on it; [`Gateway`] is the handle.
+pub(crate) struct Hub {
     pub(crate) options: GatewayOptions,
-    pub(crate) upstreams: Vec<Arc<Upstream>>,
+    pub(crate) upstreams: Arc<[Arc<Upstream>]>,
     catalog: RwLock<Arc<Catalog>>,
-    sessions: Mutex<Vec<Weak<Session>>>,
+    /// The sessions and their calls in flight.
+    pub(crate) registry: Arc<Registry>,
     supervisors: Mutex<Vec<AbortHandle>>,
-    /// The calls in flight upstream, by the tag they carry: whose call a server's question
-    /// came with (the session, and its request's id).
-    calls: Mutex<HashMap<String, (Weak<Session>, String)>>,
-    next_call: AtomicU64,
     pub(crate) output_warnings: AtomicU64,
     pub(crate) rejected_calls: AtomicU64,
     /// Every exposed tool name a server has listed, and its server: a call to one whose server
@@ -62,19 +62,7 @@ pub(crate) struct Inner {
     /// Each server's turns between sessions (shared connections).
     pub(crate) admissions: Vec<Arc<Admission>>,
     /// Modern clients' calls waiting for their input (MRTR).
-    pub(crate) parked: crate::mrtr::Parked,
-}
-
-/// A call registered under its tag while it is in flight upstream.
-pub(crate) struct Tagged<'a> {
-    calls: &'a Mutex<HashMap<String, (Weak<Session>, String)>>,
-    pub(crate) tag: String,
-}
-
-impl Drop for Tagged<'_> {
-    fn drop(&mut self) {
-        lock(self.calls).remove(&self.tag);
-    }
+    pub(crate) parked: crate::conversation::Parked,
 }
 
 impl Gateway {
@@ -82,7 +70,7 @@ impl Gateway {
     /// `options.lazy`). Must be called inside a Tokio runtime.
     pub fn start(upstreams: Vec<UpstreamConfig>, options: GatewayOptions) -> Gateway {
         let count = upstreams.len();
-        let inner = Arc::new(Inner {
+        let inner = Arc::new(Hub {
             upstreams: upstreams
                 .into_iter()
                 .enumerate()
@@ -90,10 +78,8 @@ impl Gateway {
                 .collect(),
             options,
             catalog: RwLock::default(),
-            sessions: Mutex::default(),
+            registry: Arc::default(),
             supervisors: Mutex::default(),
-            calls: Mutex::default(),
-            next_call: AtomicU64::new(1),
             output_warnings: AtomicU64::new(0),
             rejected_calls: AtomicU64::new(0),
             known_tools: Mutex::default(),
@@ -102,27 +88,27 @@ impl Gateway {
             applied_level: Mutex::default(),
             instances: Instances::default(),
             admissions: (0..count).map(|_| Arc::default()).collect(),
-            parked: crate::mrtr::Parked::default(),
+            parked: crate::conversation::Parked::default(),
         });
-        for upstream in &inner.upstreams {
+        for upstream in inner.upstreams.iter() {
             if upstream.starts_eagerly(inner.options.lazy) {
                 inner.supervise(upstream);
             }
         }
-        Gateway { inner }
+        Gateway { hub: inner }
     }
 
     /// A new client session whose frames go to `outbox`.
     pub fn open_session(&self, outbox: impl Outbox) -> Arc<Session> {
         let session = Arc::new(Session::new(Box::new(outbox)));
-        self.inner.register(&session);
+        self.hub.registry.register(&session);
         session
     }
 
     /// The client of `session` went away: its requests in flight stop, and the subscriptions
     /// only it had end upstream.
     pub fn close_session(&self, session: &Arc<Session>) {
-        self.inner.close_session(session);
+        self.hub.close_session(session);
     }
 
     /// Takes one frame from the client of `session`. Requests are answered through the
@@ -136,7 +122,7 @@ impl Gateway {
                 self.request(session, id, &method, params.map(RawValue::to_owned));
             }
             Message::Notification { method, params } => {
-                self.inner.notice(session, &method, params);
+                self.hub.notice(session, &method, params);
             }
             Message::Response { id } => {
                 let id = id.get().to_owned();
@@ -164,14 +150,14 @@ impl Gateway {
         params: Option<Box<RawValue>>,
     ) {
         if let Err(reason) = session.begin(id.get()) {
-            self.inner.refusals.note(&reason);
+            self.hub.refusals.note(&reason);
             session.refuse(
                 id.get(),
                 response(id, Err(codes::error(codes::INVALID_REQUEST, reason))),
             );
             return;
         }
-        let inner = self.inner.clone();
+        let inner = self.hub.clone();
         let for_task = session.clone();
         let request_id = id.to_owned();
         let method = method.to_owned();
@@ -229,18 +215,18 @@ impl Gateway {
     /// Results whose `structuredContent` did not match the tool's `outputSchema` (delivered
     /// unchanged) so far.
     pub fn output_warnings(&self) -> u64 {
-        self.inner.output_warnings.load(Ordering::Relaxed)
+        self.hub.output_warnings.load(Ordering::Relaxed)
     }
 
     /// Calls refused so far because their arguments violated the tool's `inputSchema`.
     pub fn rejected_calls(&self) -> u64 {
-        self.inner.rejected_calls.load(Ordering::Relaxed)
+        self.hub.rejected_calls.load(Ordering::Relaxed)
     }
 
     /// The gateway is stopping: every session's requests in flight are answered at once with
     /// an error saying so (and their upstream calls cancelled).
     pub fn end_sessions(&self) {
-        for session in self.inner.sessions() {
+        for session in self.hub.registry.sessions() {
             session.stop("mcpx is shutting down; the request was not completed");
         }
     }
@@ -248,11 +234,11 @@ impl Gateway {
     /// Stops supervising and closes every server at once (stdio children are stopped and
     /// reaped, each within [`mcpclient::STOP_GRACE`] twice).
     pub async fn shutdown(&self) {
-        for supervisor in lock(&self.inner.supervisors).drain(..) {
+        for supervisor in lock(&self.hub.supervisors).drain(..) {
             supervisor.abort();
         }
         let running: Vec<_> = self
-            .inner
+            .hub
             .upstreams
             .iter()
             .filter_map(|u| u.take_running())
@@ -261,7 +247,23 @@ impl Gateway {
     }
 }
 
-impl Drop for Inner {
+impl upstream::Supervisor for Hub {
+    fn client_options(&self, index: usize) -> ClientOptions {
+        self.upstream_options(index)
+    }
+
+    fn report(self: Arc<Self>, index: usize, report: upstream::Report) {
+        let upstream = &self.upstreams[index];
+        match report {
+            upstream::Report::State(state) => self.transition(upstream, state),
+            upstream::Report::ListsChanged => self.changed(),
+            upstream::Report::Log(frame) => self.deliver_log(index, &frame),
+            upstream::Report::Updated(frame) => self.deliver_update(index, &frame),
+        }
+    }
+}
+
+impl Drop for Hub {
     fn drop(&mut self) {
         for supervisor in lock(&self.supervisors).drain(..) {
             supervisor.abort();
@@ -269,7 +271,7 @@ impl Drop for Inner {
     }
 }
 
-impl Inner {
+impl Hub {
     fn supervise(self: &Arc<Self>, upstream: &Arc<Upstream>) {
         if upstream.claim() {
             let task = tokio::spawn(upstream::supervise(upstream.clone(), Arc::downgrade(self)));
@@ -277,16 +279,28 @@ impl Inner {
         }
     }
 
-    pub(crate) fn upstream_options(self: &Arc<Self>, index: usize) -> ClientOptions {
+    pub(crate) fn upstream_options(&self, index: usize) -> ClientOptions {
         ClientOptions {
             client_info: json!({"name": "mcpx-gateway", "version": env!("CARGO_PKG_VERSION")}),
-            handlers: upstream::handlers(Arc::downgrade(self), index, None),
+            handlers: self.bridge(index, None).handlers(),
             timeout: self.options.timeout,
             protocol: self
                 .upstreams
                 .get(index)
                 .map(|u| u.config.protocol)
                 .unwrap_or_default(),
+        }
+    }
+
+    /// What server `index` asks goes to the gateway's clients (to `session` alone, for a
+    /// connection of its own).
+    pub(crate) fn bridge(&self, index: usize, session: Option<Weak<Session>>) -> Bridge {
+        Bridge {
+            registry: self.registry.clone(),
+            upstream: index,
+            name: self.upstreams[index].name().to_owned(),
+            timeout: self.options.timeout,
+            session,
         }
     }
 
@@ -332,17 +346,10 @@ impl Inner {
             (std::mem::replace(&mut *catalog, new.clone()), new)
         };
         for method in changes(&old, &new) {
-            self.broadcast(&Frame::from_value(
+            self.registry.broadcast(&Frame::from_value(
                 &json!({"jsonrpc": "2.0", "method": method}),
             ));
         }
-    }
-
-    /// Counts `session` among the gateway's sessions (weakly: it ends when its owner drops it).
-    pub(crate) fn register(&self, session: &Arc<Session>) {
-        let mut sessions = lock(&self.sessions);
-        sessions.retain(|s| s.strong_count() > 0);
-        sessions.push(Arc::downgrade(session));
     }
 
     /// `session` ended: its requests in flight stop, its own connections close, and the
@@ -351,8 +358,7 @@ impl Inner {
     pub(crate) fn close_session(self: &Arc<Self>, session: &Arc<Session>) {
         session.close();
         self.close_instances(session);
-        lock(&self.sessions)
-            .retain(|s| s.strong_count() > 0 && !s.ptr_eq(&Arc::downgrade(session)));
+        self.registry.forget(session);
         let gone = session.take_subscriptions();
         if gone.is_empty() && session.log_level().is_none() {
             return;
@@ -361,101 +367,15 @@ impl Inner {
         tokio::spawn(async move { inner.release(gone).await });
     }
 
-    pub(crate) fn sessions(&self) -> Vec<Arc<Session>> {
-        lock(&self.sessions)
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect()
-    }
-
-    /// Sends `frame` (a list change) to every client that has initialized, and to the modern
-    /// listeners that opted in to it.
-    pub(crate) fn broadcast(&self, frame: &Frame) {
-        let method = frame
-            .head()
-            .and_then(|h| h.method.map(|m| m.into_owned()))
-            .unwrap_or_default();
-        for session in self.sessions() {
-            if session.protocol_version().is_some() || session.listens_to(&method) {
-                session.send(frame.clone(), None);
-            }
-        }
-    }
-
     /// The name of server `index`, for logs.
     pub(crate) fn upstream_name(&self, index: usize) -> &str {
         self.upstreams[index].name()
     }
 
-    /// Registers a call of `session`'s request `id` going upstream; its tag goes with it, and
-    /// it is forgotten when the returned guard drops.
-    pub(crate) fn tag(&self, session: &Arc<Session>, id: &str) -> Tagged<'_> {
-        let tag = format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed));
-        lock(&self.calls).insert(tag.clone(), (Arc::downgrade(session), id.to_owned()));
-        Tagged {
-            calls: &self.calls,
-            tag,
-        }
-    }
-
-    /// The client to ask what server `upstream` wants to know, never a guess:
-    /// - the session whose call the question came with (`during`: the transport said);
-    /// - else the one session with calls in flight to the server (its newest call);
-    /// - for `roots` with no call in flight, the one session that declared roots.
-    ///
-    /// Several candidates make the question ambiguous; a candidate that did not declare
-    /// `capability` is not asked.
-    pub(crate) fn asker(
-        &self,
-        upstream: usize,
-        capability: &str,
-        during: Option<&str>,
-    ) -> Result<Asked, NoAsker> {
-        let declared = |session: Arc<Session>, id: Option<String>| {
-            if session.declares(capability) {
-                Ok((session, id))
-            } else {
-                Err(NoAsker::Undeclared)
-            }
-        };
-        let tagged = during.and_then(|tag| {
-            let calls = lock(&self.calls);
-            let (session, id) = calls.get(tag)?;
-            Some((session.upgrade()?, id.clone()))
-        });
-        if let Some((session, id)) = tagged {
-            return declared(session, Some(id));
-        }
-        let sessions = self.sessions();
-        let mut calling: Vec<(Arc<Session>, String)> = sessions
-            .iter()
-            .filter_map(|s| s.newest_call_to(upstream).map(|(_, id)| (s.clone(), id)))
-            .collect();
-        match calling.len() {
-            1 => {
-                let (session, id) = calling.remove(0);
-                declared(session, Some(id))
-            }
-            0 if capability == "roots" => {
-                let mut declaring: Vec<Arc<Session>> = sessions
-                    .into_iter()
-                    .filter(|s| s.declares(capability) && !s.is_modern())
-                    .collect();
-                match declaring.len() {
-                    0 => Err(NoAsker::Undeclared),
-                    1 => Ok((declaring.remove(0), None)),
-                    n => Err(NoAsker::Ambiguous { sessions: n }),
-                }
-            }
-            0 => Err(NoAsker::Undeclared),
-            n => Err(NoAsker::Ambiguous { sessions: n }),
-        }
-    }
-
     /// Starts what is not started yet and waits, at most [`SETTLE_TIMEOUT`], for every server
     /// that is starting.
     pub(crate) async fn settle(self: &Arc<Self>) {
-        for upstream in &self.upstreams {
+        for upstream in self.upstreams.iter() {
             self.supervise(upstream);
         }
         let starting = self

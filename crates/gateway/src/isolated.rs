@@ -5,71 +5,19 @@
 //! session's next call starts another.
 
 use mcpclient::codes;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use mcpclient::{CallOptions, Event};
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, OnceCell};
+use tokio::sync::mpsc;
 
-use crate::gateway::Inner;
+use crate::gateway::Hub;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::{self, Running};
-use crate::wire::lock;
 use crate::{Session, START_TIMEOUT};
 use mcpclient::codes::error;
 
-/// A session (by the address of its `Arc`) and a server.
-type Key = (usize, usize);
-
-/// The per-session connections, each started once.
-#[derive(Default)]
-pub(crate) struct Instances(Mutex<HashMap<Key, Arc<OnceCell<Arc<Running>>>>>);
-
-fn key(session: &Arc<Session>, index: usize) -> Key {
-    (Arc::as_ptr(session) as usize, index)
-}
-
-impl Instances {
-    /// The connections of `session` that are running, by server.
-    pub(crate) fn of(&self, session: &Arc<Session>) -> Vec<(usize, Arc<Running>)> {
-        let owner = Arc::as_ptr(session) as usize;
-        lock(&self.0)
-            .iter()
-            .filter(|((s, _), _)| *s == owner)
-            .filter_map(|((_, index), cell)| Some((*index, cell.get()?.clone())))
-            .collect()
-    }
-
-    /// Takes away (to be closed) every connection of `session`.
-    fn take(&self, session: &Arc<Session>) -> Vec<Arc<Running>> {
-        let owner = Arc::as_ptr(session) as usize;
-        let mut instances = lock(&self.0);
-        let keys: Vec<Key> = instances
-            .keys()
-            .filter(|(s, _)| *s == owner)
-            .copied()
-            .collect();
-        keys.iter()
-            .filter_map(|k| instances.remove(k))
-            .filter_map(|cell| cell.get().cloned())
-            .collect()
-    }
-
-    /// Forgets the connection under `key` if it is still `running` (it closed).
-    fn forget(&self, key: Key, running: &Arc<Running>) {
-        let mut instances = lock(&self.0);
-        let same = instances
-            .get(&key)
-            .and_then(|cell| cell.get())
-            .is_some_and(|kept| Arc::ptr_eq(kept, running));
-        if same {
-            instances.remove(&key);
-        }
-    }
-}
-
-impl Inner {
+impl Hub {
     /// The connection `session`'s request goes through to server `index`: the shared one, or
     /// for a per-session server the session's own (started now if it has none).
     pub(crate) async fn connection_for(
@@ -80,10 +28,7 @@ impl Inner {
         if self.upstreams[index].is_shared() {
             return self.running(index).await;
         }
-        let cell = lock(&self.instances.0)
-            .entry(key(session, index))
-            .or_default()
-            .clone();
+        let cell = self.instances.cell(session, index);
         let running = cell
             .get_or_try_init(|| self.start_instance(session, index))
             .await?;
@@ -97,8 +42,7 @@ impl Inner {
     ) -> Result<Arc<Running>, Value> {
         let upstream = &self.upstreams[index];
         let mut options = self.upstream_options(index);
-        options.handlers =
-            upstream::handlers(Arc::downgrade(self), index, Some(Arc::downgrade(session)));
+        options.handlers = self.bridge(index, Some(Arc::downgrade(session))).handlers();
         let name = upstream.name();
         let started =
             tokio::time::timeout(START_TIMEOUT, upstream::start(&upstream.config, options))
@@ -143,7 +87,7 @@ impl Inner {
 /// What a per-session connection sends goes to its session alone; when it closes, it is
 /// forgotten.
 async fn watch(
-    gateway: Weak<Inner>,
+    gateway: Weak<Hub>,
     session: Weak<Session>,
     index: usize,
     running: Weak<Running>,

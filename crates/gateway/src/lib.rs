@@ -16,16 +16,20 @@
 
 mod bridge;
 mod catalog;
+mod conversation;
 mod fair;
 mod gateway;
 mod http;
+mod instances;
 mod isolated;
 mod listen;
 mod modern;
 mod mrtr;
 mod naming;
 mod options;
+mod question;
 mod ratelog;
+mod registry;
 mod requests;
 #[cfg(test)]
 mod routing_tests;
@@ -35,6 +39,7 @@ mod stdio;
 mod upstream;
 mod wire;
 
+pub use conversation::GATHER_WINDOW;
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
 pub use http::{
@@ -44,7 +49,7 @@ pub use http::{
 };
 pub use listen::MAX_LISTEN_RESOURCES;
 pub use modern::{supported_versions, MODERN_VERSIONS};
-pub use mrtr::{GATHER_WINDOW, MAX_PARKED_CALLS, PARKED_TTL};
+pub use mrtr::{MAX_PARKED_CALLS, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
     DownstreamDialect, GatewayOptions, InvalidArguments, Isolation, UpstreamConfig,

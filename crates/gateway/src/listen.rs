@@ -18,9 +18,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::gateway::Inner;
+use crate::gateway::Hub;
 use crate::modern::{Meta, SUBSCRIPTION_ID};
-use crate::session::Modern;
+use crate::session::{Filter, Modern};
 use crate::wire::Answer;
 use crate::{Outbox, Session};
 use mcpclient::codes::error;
@@ -28,26 +28,6 @@ use mcpclient::codes::error;
 /// The most resources one `subscriptions/listen` may subscribe to; the rest are not honored
 /// (the acknowledgement lists those that are).
 pub const MAX_LISTEN_RESOURCES: usize = 256;
-
-/// The list changes a listener opted in to.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Filter {
-    tools: bool,
-    prompts: bool,
-    resources: bool,
-}
-
-impl Filter {
-    /// Whether `notification` (a list change) is one the listener wants.
-    pub(crate) fn wants(&self, notification: &str) -> bool {
-        match notification {
-            "notifications/tools/list_changed" => self.tools,
-            "notifications/prompts/list_changed" => self.prompts,
-            "notifications/resources/list_changed" => self.resources,
-            _ => false,
-        }
-    }
-}
 
 /// A listener's outbox: to its request's stream on its client's connection, every frame
 /// tagged with the subscription id.
@@ -80,7 +60,7 @@ impl Outbox for Tagging {
 }
 
 /// Ends a listener's session when its request ends, however it ends.
-struct Closing(Weak<Inner>, Arc<Session>);
+struct Closing(Weak<Hub>, Arc<Session>);
 
 impl Drop for Closing {
     fn drop(&mut self) {
@@ -90,7 +70,7 @@ impl Drop for Closing {
     }
 }
 
-impl Inner {
+impl Hub {
     /// Serves `subscriptions/listen` request `id` of `parent`'s client until it is cancelled.
     pub(crate) async fn listen(
         self: &Arc<Self>,
@@ -129,7 +109,7 @@ impl Inner {
                 listening: Some(filter),
             },
         ));
-        self.register(&session);
+        self.registry.register(&session);
         let _closing = Closing(Arc::downgrade(self), session.clone());
         let mut honored = serde_json::Map::new();
         for key in [

@@ -25,22 +25,20 @@
 //! `requestState` and is told to start the call again.
 
 use mcpclient::codes;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcpclient::Frame;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use serde_json::Value;
+use tokio::sync::mpsc;
 
-use crate::gateway::Inner;
-use crate::modern::{self, Meta, SERVER_INFO};
+use crate::conversation::{Conversation, Outcome, Relay, Target};
+use crate::gateway::Hub;
+use crate::modern::{self, Meta};
 use crate::session::Modern;
 use crate::wire::{lock, raw, Answer};
-use crate::{Outbox, Session};
+use crate::Session;
 use mcpclient::codes::error;
 
 /// How long a parked call waits for the client's retry before it lapses (unless configured,
@@ -55,329 +53,7 @@ pub const MAX_PARKED_CALLS: usize = 1_024;
 /// Bytes of randomness in a `requestState`.
 const STATE_BYTES: usize = 16;
 
-/// How long, after a server's question, the conversation waits for more before it asks the
-/// client: the questions of one `input_required` result arrive a few microseconds apart.
-pub const GATHER_WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// A server's question to a modern request's client, on its way to becoming an input request.
-pub(crate) struct Question {
-    /// The key a modern server gave the question in its `inputRequests`, passed on as it is.
-    pub(crate) key: Option<String>,
-    pub(crate) method: String,
-    pub(crate) params: Value,
-    /// Where the client's answer goes: its result, or an error to refuse the question with.
-    pub(crate) answer: oneshot::Sender<Result<Value, Value>>,
-}
-
-/// Asks a modern request's client through its conversation and waits at most `timeout`; an
-/// elicitation nobody answers is `cancel`, anything else refused.
-pub(crate) async fn ask(
-    questions: &mpsc::UnboundedSender<Question>,
-    method: &str,
-    params: Value,
-    timeout: Duration,
-) -> Result<Value, Value> {
-    let (answer, answered) = oneshot::channel();
-    let question = Question {
-        key: mcpclient::input_key(),
-        method: method.to_owned(),
-        params,
-        answer,
-    };
-    let unanswered = || {
-        if method == "elicitation/create" {
-            Ok(json!({"action": "cancel"}))
-        } else {
-            Err(error(
-                codes::INTERNAL_ERROR,
-                format!("the client did not answer {method}: its request ended or lapsed"),
-            ))
-        }
-    };
-    if questions.send(question).is_err() {
-        return unanswered();
-    }
-    match tokio::time::timeout(timeout, answered).await {
-        Ok(Ok(answer)) => answer,
-        _ => unanswered(),
-    }
-}
-
-/// Where what a conversation sends (progress, log messages) goes now: the request being
-/// answered, on its client's connection. Nowhere while parked.
-pub(crate) struct Target {
-    pub(crate) parent: Arc<Session>,
-    /// The request's id, as JSON text.
-    pub(crate) id: String,
-    /// The progress token of the request being answered, if it asked for progress.
-    pub(crate) progress_token: Option<Value>,
-}
-
-/// The outbox of a conversation's session: to the current [`Target`].
-struct Relay(Arc<Mutex<Option<Target>>>);
-
-impl Outbox for Relay {
-    fn send(&self, frame: Frame, _related: Option<&str>) {
-        let target = lock(&self.0);
-        let Some(target) = target.as_ref() else {
-            return;
-        };
-        let progress = frame
-            .head()
-            .is_some_and(|h| h.method.as_deref() == Some("notifications/progress"));
-        if progress {
-            // The retry has a token of its own (or none): progress goes under it.
-            let (Some(token), Ok(mut value)) = (&target.progress_token, frame.value()) else {
-                return;
-            };
-            let Some(params) = value.get_mut("params").and_then(Value::as_object_mut) else {
-                return;
-            };
-            params.insert("progressToken".to_owned(), token.clone());
-            target
-                .parent
-                .send(Frame::from_value(&value), Some(&target.id));
-            return;
-        }
-        target.parent.send(frame, Some(&target.id));
-    }
-
-    fn finish(&self, _id: &str, _response: Option<Frame>) {
-        // The request being answered is the parent's: it answers it.
-    }
-}
-
-struct Pending {
-    key: String,
-    method: String,
-    params: Value,
-    /// An elicitation's `requestedSchema`, compiled when the question arrived.
-    schema: Option<schemaval::Schema>,
-    answer: oneshot::Sender<Result<Value, Value>>,
-}
-
-/// One modern request, from its first arrival to its result, across its retries.
-pub(crate) struct Conversation {
-    gateway: Weak<Inner>,
-    session: Arc<Session>,
-    relay: Arc<Mutex<Option<Target>>>,
-    work: JoinHandle<Answer>,
-    questions: mpsc::UnboundedReceiver<Question>,
-    pending: Vec<Pending>,
-    next_key: u64,
-    method: String,
-    /// The tool, prompt or resource it acts on.
-    name: String,
-}
-
-/// How far a conversation got.
-pub(crate) enum Outcome {
-    Done(Answer),
-    /// Questions wait for the client.
-    Input,
-}
-
-impl Drop for Conversation {
-    fn drop(&mut self) {
-        // Its upstream call is cancelled with it, and its session ends.
-        self.work.abort();
-        if let Some(gateway) = self.gateway.upgrade() {
-            gateway.close_session(&self.session);
-        }
-    }
-}
-
-impl Conversation {
-    /// Sends what the conversation sends to `target` (none: nowhere).
-    pub(crate) fn aim(&self, target: Option<Target>) {
-        *lock(&self.relay) = target;
-    }
-
-    /// Runs until the call ends or the server asks; a question on a request that cannot take
-    /// input (`ask_allowed` false) is refused on the spot.
-    pub(crate) async fn drive(&mut self, ask_allowed: bool) -> Outcome {
-        if !self.pending.is_empty() {
-            return Outcome::Input;
-        }
-        loop {
-            tokio::select! {
-                done = &mut self.work => {
-                    self.catch_up().await;
-                    return Outcome::Done(done.unwrap_or_else(|e| {
-                        Err(codes::error(codes::INTERNAL_ERROR, format!("the request's task ended: {e}")))
-                    }));
-                }
-                Some(question) = self.questions.recv() => {
-                    if !ask_allowed {
-                        refuse(question);
-                        continue;
-                    }
-                    self.add(question);
-                    // A modern server asks several questions at once, and they reach the
-                    // conversation one by one: they go out together.
-                    while let Ok(Some(more)) =
-                        tokio::time::timeout(GATHER_WINDOW, self.questions.recv()).await
-                    {
-                        self.add(more);
-                    }
-                    return Outcome::Input;
-                }
-            }
-        }
-    }
-
-    /// For a request that asked for log messages: what its servers sent before its result is
-    /// acted on (delivered) before the result goes.
-    async fn catch_up(&self) {
-        if !self.session.asked_for_logs() {
-            return;
-        }
-        let Some(gateway) = self.gateway.upgrade() else {
-            return;
-        };
-        for index in self.session.upstreams_called() {
-            if let Some(running) = gateway.upstreams[index].running() {
-                running.caught_up().await;
-            }
-        }
-    }
-
-    fn add(&mut self, question: Question) {
-        self.next_key += 1;
-        let schema = (question.method == "elicitation/create")
-            .then(|| question.params.get("requestedSchema"))
-            .flatten()
-            .and_then(|s| schemaval::Schema::compile(s).ok());
-        let taken = |key: &str| self.pending.iter().any(|p| p.key == key);
-        let key = match question.key {
-            Some(key) if !taken(&key) => key,
-            _ => format!("input-{}", self.next_key),
-        };
-        self.pending.push(Pending {
-            key,
-            method: question.method,
-            params: question.params,
-            schema,
-            answer: question.answer,
-        });
-    }
-
-    /// The `input_required` result asking the pending questions, under `handle`.
-    fn input_required(&self, handle: &str) -> Value {
-        let requests: serde_json::Map<String, Value> = self
-            .pending
-            .iter()
-            .map(|p| {
-                (
-                    p.key.clone(),
-                    json!({"method": p.method, "params": p.params}),
-                )
-            })
-            .collect();
-        json!({"resultType": "input_required", "inputRequests": requests,
-            "requestState": handle, "_meta": {SERVER_INFO: modern::server_info()}})
-    }
-
-    /// Hands the client's `inputResponses` to the questions they answer, all checked first:
-    /// one invalid answer and none is handed over (-32602 with the flat lines). Questions left
-    /// unanswered stay pending, to be asked again.
-    fn resume(&mut self, responses: Option<&RawValue>) -> Result<(), Value> {
-        let responses: serde_json::Map<String, Value> = match responses {
-            None => serde_json::Map::new(),
-            Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
-                error(
-                    codes::INVALID_PARAMS,
-                    "invalid params: inputResponses must be an object of answers by key",
-                )
-            })?,
-        };
-        for pending in &self.pending {
-            if let Some(answer) = responses.get(&pending.key) {
-                check_answer(pending, answer)?;
-            }
-        }
-        for pending in std::mem::take(&mut self.pending) {
-            match responses.get(&pending.key) {
-                Some(answer) => {
-                    let _ = pending.answer.send(Ok(answer.clone()));
-                }
-                None => self.pending.push(pending),
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A question on a request that cannot carry input requests: an elicitation is declined, the
-/// rest refused.
-fn refuse(question: Question) {
-    let answer = if question.method == "elicitation/create" {
-        Ok(json!({"action": "decline"}))
-    } else {
-        Err(error(
-            codes::METHOD_NOT_FOUND,
-            format!(
-                "{}: the client's request cannot carry input requests",
-                question.method
-            ),
-        ))
-    };
-    let _ = question.answer.send(answer);
-}
-
-/// Whether `answer` may go to the server for `pending`: an object, and for an elicitation an
-/// action, and content that matches the requested schema.
-fn check_answer(pending: &Pending, answer: &Value) -> Result<(), Value> {
-    let key = &pending.key;
-    let invalid = |lines: Vec<String>| {
-        let first = lines.first().cloned().unwrap_or_default();
-        json!({"code": codes::INVALID_PARAMS,
-            "message": format!("invalid params: inputResponses[\"{key}\"] is not a valid answer to {}: {first} (retry with the same requestState and a valid answer)", pending.method),
-            "data": {"violations": lines}})
-    };
-    if !answer.is_object() {
-        return Err(invalid(vec![format!(
-            "$: got {}, want object",
-            kind(answer)
-        )]));
-    }
-    if pending.method != "elicitation/create" {
-        return Ok(());
-    }
-    match answer.get("action").and_then(Value::as_str) {
-        Some("decline" | "cancel") => Ok(()),
-        Some("accept") => {
-            let content = answer.get("content").cloned().unwrap_or_else(|| json!({}));
-            match &pending.schema {
-                Some(schema) => schema.validate(&content).map_err(|e| invalid(e.lines())),
-                None => Ok(()),
-            }
-        }
-        _ => Err(invalid(vec![
-            "$.action: want one of \"accept\", \"decline\", \"cancel\"".to_owned(),
-        ])),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// The parked conversations, by `requestState`.
-#[derive(Default)]
-pub(crate) struct Parked {
-    calls: Mutex<HashMap<String, (u64, Conversation)>>,
-    next: AtomicU64,
-}
-
-impl Inner {
+impl Hub {
     /// Starts modern request `id`: a session of its own declaring what `meta` says, and its
     /// work (`method` with `params`, as they go upstream) in a task.
     pub(crate) fn converse(
@@ -400,7 +76,7 @@ impl Inner {
             meta.capabilities.clone(),
             modern,
         ));
-        self.register(&session);
+        self.registry.register(&session);
         let _ = session.begin(id);
         let (inner, for_task, id_owned, method_owned) = (
             self.clone(),
@@ -413,8 +89,8 @@ impl Inner {
                 .handle(&for_task, &id_owned, &method_owned, params)
                 .await
         });
+        let hub = Arc::downgrade(self);
         Conversation {
-            gateway: Arc::downgrade(self),
             session,
             relay,
             work,
@@ -423,6 +99,12 @@ impl Inner {
             next_key: 0,
             method: method.to_owned(),
             name,
+            upstreams: self.upstreams.clone(),
+            on_end: Some(Box::new(move |session: &Arc<Session>| {
+                if let Some(hub) = hub.upgrade() {
+                    hub.close_session(session);
+                }
+            })),
         }
     }
 
@@ -559,7 +241,10 @@ fn new_state() -> Result<String, getrandom::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::question::ask;
     use crate::{Gateway, GatewayOptions};
+    use serde_json::json;
+    use tokio::sync::oneshot;
 
     /// Tells when it is dropped (its task ended or was cancelled).
     struct Dropped(Option<oneshot::Sender<()>>);
@@ -574,7 +259,7 @@ mod tests {
 
     /// A conversation whose work asks one elicitation and then waits forever.
     fn asking(gateway: &Gateway) -> (Conversation, oneshot::Receiver<()>) {
-        let inner = &gateway.inner;
+        let inner = &gateway.hub;
         let (asked, questions) = mpsc::unbounded_channel();
         let (told, ended) = oneshot::channel();
         let work = tokio::spawn(async move {
@@ -601,7 +286,8 @@ mod tests {
             },
         ));
         let call = Conversation {
-            gateway: Arc::downgrade(inner),
+            upstreams: inner.upstreams.clone(),
+            on_end: None,
             session,
             relay: Arc::default(),
             work,
@@ -623,7 +309,7 @@ mod tests {
         let gateway = Gateway::start(Vec::new(), options);
         let (mut call, ended) = asking(&gateway);
         assert!(matches!(call.drive(true).await, Outcome::Input));
-        let parked = gateway.inner.park(call, None).unwrap();
+        let parked = gateway.hub.park(call, None).unwrap();
         let parked: Value = serde_json::from_str(parked.get()).unwrap();
         let state = parked["requestState"].as_str().unwrap().to_owned();
         assert_eq!(
@@ -632,7 +318,7 @@ mod tests {
         );
         // Bound to its method and name.
         let other = gateway
-            .inner
+            .hub
             .unpark(&state, "prompts/get", "t")
             .err()
             .unwrap();
@@ -642,11 +328,7 @@ mod tests {
             .contains("belongs to tools/call of 't'"));
         // The TTL passes: the call is cancelled (its task dropped) and its state forgotten.
         ended.await.unwrap();
-        let gone = gateway
-            .inner
-            .unpark(&state, "tools/call", "t")
-            .err()
-            .unwrap();
+        let gone = gateway.hub.unpark(&state, "tools/call", "t").err().unwrap();
         assert_eq!(gone["code"], codes::INVALID_PARAMS);
         assert!(gone["message"]
             .as_str()

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::catalog::Route;
-use crate::gateway::Inner;
+use crate::gateway::Hub;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::State;
 use crate::wire::{lock, raw, Answer};
@@ -43,7 +43,7 @@ fn members(params: Option<&RawValue>) -> Result<RawParams, Value> {
     }
 }
 
-impl Inner {
+impl Hub {
     /// A notification from the client of `session`.
     pub(crate) fn notice(
         self: &Arc<Self>,
@@ -61,7 +61,7 @@ impl Inner {
                 }
             }
             "notifications/roots/list_changed" => {
-                for upstream in &self.upstreams {
+                for upstream in self.upstreams.iter() {
                     if let Some(running) = upstream.running() {
                         tokio::spawn(async move {
                             let _ = running
@@ -241,7 +241,7 @@ impl Inner {
         let running = self.connection_for(session, index).await?;
         let _turn = self.turn(session, index).await;
         session.calls(id, index);
-        let tagged = self.tag(session, id);
+        let tagged = self.registry.tag(session, id);
         let options = CallOptions {
             timeout: Some(self.options.timeout),
             progress: None,
@@ -342,7 +342,7 @@ impl Inner {
         let running = self.connection_for(session, route.upstream).await?;
         let _turn = self.turn(session, route.upstream).await;
         session.calls(id, route.upstream);
-        let tagged = self.tag(session, id);
+        let tagged = self.registry.tag(session, id);
         let token: Option<Value> = params
             .get("_meta")
             .and_then(|meta| RawParams::parse(meta).ok())
@@ -456,6 +456,7 @@ impl Inner {
         let shared = self.upstreams[upstream].is_shared();
         let others = shared
             && self
+                .registry
                 .sessions()
                 .iter()
                 .any(|s| !Arc::ptr_eq(s, session) && s.subscribed(upstream, &uri));
@@ -478,7 +479,11 @@ impl Inner {
     pub(crate) async fn release(self: &Arc<Self>, gone: Vec<(usize, String)>) {
         let in_order = self.scoped.lock().await;
         for (upstream, uri) in gone {
-            let still = self.sessions().iter().any(|s| s.subscribed(upstream, &uri));
+            let still = self
+                .registry
+                .sessions()
+                .iter()
+                .any(|s| s.subscribed(upstream, &uri));
             if still || !self.upstreams[upstream].is_shared() {
                 continue;
             }
@@ -510,13 +515,18 @@ impl Inner {
 
     async fn send_log_level(self: &Arc<Self>, only: Option<usize>) {
         let _in_order = self.scoped.lock().await;
-        let wanted = self.sessions().iter().filter_map(|s| s.log_level()).min();
+        let wanted = self
+            .registry
+            .sessions()
+            .iter()
+            .filter_map(|s| s.log_level())
+            .min();
         let Some(wanted) = wanted else { return };
         let changed = lock(&self.applied_level).replace(wanted) != Some(wanted);
         if !changed && only.is_none() {
             return;
         }
-        for upstream in &self.upstreams {
+        for upstream in self.upstreams.iter() {
             if only.is_some_and(|i| i != upstream.index) || !upstream.is_shared() {
                 continue;
             }
@@ -548,6 +558,7 @@ impl Inner {
             return;
         }
         let subscribed: std::collections::BTreeSet<String> = self
+            .registry
             .sessions()
             .iter()
             .flat_map(|s| s.subscriptions_to(index))
@@ -578,7 +589,7 @@ impl Inner {
                     .map(str::to_owned)
             })
             .unwrap_or_default();
-        for session in self.sessions() {
+        for session in self.registry.sessions() {
             if session.subscribed(upstream, &uri) {
                 session.send(frame.clone(), None);
             }
@@ -601,7 +612,7 @@ impl Inner {
                     .and_then(level_index)
             })
             .unwrap_or(0);
-        let sessions = self.sessions();
+        let sessions = self.registry.sessions();
         let anyone_chose = sessions.iter().any(|s| s.log_level().is_some());
         let default = if anyone_chose {
             level_index(DEFAULT_LEVEL).unwrap_or(0)

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use mcpclient::Frame;
 use serde_json::{json, Value};
 
-use crate::bridge::NoAsker;
+use crate::registry::NoAsker;
 use crate::{Gateway, GatewayOptions, Outbox, Session};
 
 /// An outbox that keeps what it is given.
@@ -58,9 +58,10 @@ fn calling(s: &Session, id: &str) {
 }
 
 fn asked(gateway: &Gateway, capability: &str, during: Option<&str>) -> Result<usize, NoAsker> {
-    let sessions = gateway.inner.sessions();
+    let sessions = gateway.hub.registry.sessions();
     gateway
-        .inner
+        .hub
+        .registry
         .asker(0, capability, during)
         .map(|(session, _)| {
             sessions
@@ -89,7 +90,7 @@ async fn a_question_goes_to_the_one_session_calling_and_is_never_guessed() {
         Err(NoAsker::Ambiguous { sessions: 2 })
     );
     // The transport said whose call it was: that session, whoever else is calling.
-    let tagged = gateway.inner.tag(b, "1");
+    let tagged = gateway.hub.registry.tag(b, "1");
     assert_eq!(asked(&gateway, "elicitation", Some(&tagged.tag)), Ok(1));
     drop(tagged);
     // A session that did not declare the capability is not asked, even when it is the caller.
@@ -121,13 +122,13 @@ async fn log_messages_and_updates_reach_only_the_sessions_that_want_them() {
             "params": {"level": level, "data": level}}))
     };
     // Nobody chose a level: everyone gets everything.
-    gateway.inner.deliver_log(0, &message("debug"));
+    gateway.hub.deliver_log(0, &message("debug"));
     assert!(sessions.iter().all(|(_, kept)| kept.methods().len() == 1));
     // One chose debug, one error; the third gets info and above once anyone has chosen.
     sessions[0].0.set_log_level(0);
     sessions[1].0.set_log_level(4);
     for level in ["debug", "info", "error"] {
-        gateway.inner.deliver_log(0, &message(level));
+        gateway.hub.deliver_log(0, &message(level));
     }
     let counts: Vec<usize> = sessions.iter().map(|(_, k)| k.methods().len()).collect();
     assert_eq!(counts, [1 + 3, 1 + 1, 1 + 2]);
@@ -135,7 +136,7 @@ async fn log_messages_and_updates_reach_only_the_sessions_that_want_them() {
     sessions[1].0.set_subscribed(0, "demo://a", true);
     let updated = Frame::from_value(&json!({"jsonrpc": "2.0",
         "method": "notifications/resources/updated", "params": {"uri": "demo://a"}}));
-    gateway.inner.deliver_update(0, &updated);
+    gateway.hub.deliver_update(0, &updated);
     let updates: Vec<usize> = sessions
         .iter()
         .map(|(_, k)| {
@@ -153,10 +154,10 @@ async fn the_servers_log_level_follows_the_sessions_that_remain() {
     let (gateway, sessions) = gateway_with(&[json!({}), json!({})]);
     sessions[0].0.set_log_level(0);
     sessions[1].0.set_log_level(4);
-    gateway.inner.apply_log_level().await;
-    assert_eq!(*gateway.inner.applied_level.lock().unwrap(), Some(0));
+    gateway.hub.apply_log_level().await;
+    assert_eq!(*gateway.hub.applied_level.lock().unwrap(), Some(0));
     // The session that wanted debug ends: error is the most verbose level left.
     gateway.close_session(&sessions[0].0);
-    gateway.inner.release(Vec::new()).await;
-    assert_eq!(*gateway.inner.applied_level.lock().unwrap(), Some(4));
+    gateway.hub.release(Vec::new()).await;
+    assert_eq!(*gateway.hub.applied_level.lock().unwrap(), Some(4));
 }

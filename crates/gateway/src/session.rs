@@ -86,9 +86,9 @@ pub struct Session {
 pub(crate) struct Modern {
     /// The least severe level of log messages it wants; none when it asked for none.
     pub(crate) log_level: Option<usize>,
-    pub(crate) questions: tokio::sync::mpsc::UnboundedSender<crate::mrtr::Question>,
+    pub(crate) questions: tokio::sync::mpsc::UnboundedSender<crate::question::Question>,
     /// For a `subscriptions/listen` request: the list changes it opted in to.
-    pub(crate) listening: Option<crate::listen::Filter>,
+    pub(crate) listening: Option<Filter>,
 }
 
 /// Waits until `ready()` holds, checking again each time `changed` is notified (with
@@ -357,7 +357,7 @@ impl Session {
         timeout: Duration,
     ) -> Result<Value, Value> {
         if let Some(modern) = &self.modern {
-            return crate::mrtr::ask(&modern.questions, method, params, timeout).await;
+            return crate::question::ask(&modern.questions, method, params, timeout).await;
         }
         let id = format!("mcpx-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let key = json!(id).to_string();
@@ -472,5 +472,25 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("declared", &*lock(&self.declared))
             .finish_non_exhaustive()
+    }
+}
+
+/// The list changes a `subscriptions/listen` listener opted in to.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filter {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+impl Filter {
+    /// Whether `notification` (a list change) is one the listener wants.
+    pub(crate) fn wants(&self, notification: &str) -> bool {
+        match notification {
+            "notifications/tools/list_changed" => self.tools,
+            "notifications/prompts/list_changed" => self.prompts,
+            "notifications/resources/list_changed" => self.resources,
+            _ => false,
+        }
     }
 }

@@ -9,14 +9,14 @@ use mcpclient::RawParams;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::gateway::Inner;
+use crate::conversation::Target;
+use crate::gateway::Hub;
 use crate::modern::{self, CACHE_SCOPE, DISCOVER_TTL_MS, MODERN_METHODS};
-use crate::mrtr::Target;
 use crate::wire::{raw, Answer};
 use crate::Session;
 use mcpclient::codes::error;
 
-impl Inner {
+impl Hub {
     /// Answers modern request `id` of the client on `parent`'s connection.
     pub(crate) async fn serve_modern(
         self: &Arc<Self>,

@@ -10,12 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use mcpclient::{Client, ClientError, ClientOptions, Connected, Event, Reach, Spawn};
+use mcpclient::{Client, ClientError, ClientOptions, Connected, Event, Frame, Reach, Spawn};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::bridge::Bridge;
-use crate::gateway::Inner;
 use crate::{
     UpstreamConfig, HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, STABLE_AFTER,
     START_TIMEOUT,
@@ -188,16 +186,34 @@ impl Upstream {
     }
 }
 
+/// What a supervised server tells the layer above, and what it needs of it. The gateway
+/// implements it; supervision holds it weakly and never names it, so nothing here reaches up.
+pub(crate) trait Supervisor: Send + Sync + 'static {
+    /// The client options for a new connection to server `index`.
+    fn client_options(&self, index: usize) -> ClientOptions;
+    /// Something happened to server `index`.
+    fn report(self: Arc<Self>, index: usize, report: Report);
+}
+
+/// What happened to a supervised server.
+pub(crate) enum Report {
+    /// It started (`Ready`) or stopped (`Down`).
+    State(State),
+    /// Its tools, resources or prompts changed (relisted already).
+    ListsChanged,
+    /// A log message from a shared connection.
+    Log(Frame),
+    /// `notifications/resources/updated` from a shared connection.
+    Updated(Frame),
+}
+
 /// Runs `upstream` until the gateway is gone: start, serve, and after a failure or crash wait
 /// and start again.
-pub(crate) async fn supervise(upstream: Arc<Upstream>, gateway: Weak<Inner>) {
+pub(crate) async fn supervise<S: Supervisor>(upstream: Arc<Upstream>, gateway: Weak<S>) {
     let mut backoff = INITIAL_BACKOFF;
     loop {
         upstream.set(State::Starting);
-        let Some(options) = gateway
-            .upgrade()
-            .map(|g| g.upstream_options(upstream.index))
-        else {
+        let Some(options) = gateway.upgrade().map(|g| g.client_options(upstream.index)) else {
             return;
         };
         let started = tokio::time::timeout(START_TIMEOUT, start(&upstream.config, options)).await;
@@ -207,7 +223,9 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, gateway: Weak<Inner>) {
                 let running = Arc::new(running);
                 tracing::info!(server = upstream.name(), "server running");
                 match gateway.upgrade() {
-                    Some(g) => g.transition(&upstream, State::Ready(running.clone())),
+                    Some(g) => {
+                        g.report(upstream.index, Report::State(State::Ready(running.clone())))
+                    }
                     None => return,
                 }
                 let reason = watch_events(&upstream, &running, events, &gateway).await;
@@ -222,7 +240,7 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, gateway: Weak<Inner>) {
         };
         tracing::warn!(server = upstream.name(), %reason, retry_in = ?backoff, "server down");
         match gateway.upgrade() {
-            Some(g) => g.transition(&upstream, State::Down(reason)),
+            Some(g) => g.report(upstream.index, Report::State(State::Down(reason))),
             None => return,
         }
         tokio::time::sleep(backoff).await;
@@ -299,11 +317,11 @@ async fn probe(running: &Running) -> Result<(), String> {
 /// Acts on what the running server sends until its connection closes (or, for an HTTP server,
 /// until it stops answering: probed every [`HEALTH_INTERVAL`], and at once after a failed
 /// exchange); returns why it stopped.
-async fn watch_events(
+async fn watch_events<S: Supervisor>(
     upstream: &Upstream,
     running: &Arc<Running>,
     mut events: mpsc::Receiver<Event>,
-    gateway: &Weak<Inner>,
+    gateway: &Weak<S>,
 ) -> String {
     let http = matches!(upstream.config.transport, Reach::Http(_));
     let mut health = tokio::time::interval(HEALTH_INTERVAL);
@@ -348,7 +366,7 @@ async fn watch_events(
             break;
         };
         match event {
-            Event::ToolsRelisted => hub.changed(),
+            Event::ToolsRelisted => hub.report(upstream.index, Report::ListsChanged),
             Event::Notification(frame) => {
                 let method = frame
                     .head()
@@ -358,20 +376,21 @@ async fn watch_events(
                     "notifications/resources/list_changed"
                     | "notifications/prompts/list_changed" => {
                         let running = Arc::downgrade(running);
+                        let index = upstream.index;
                         tokio::spawn(async move {
                             let Some(running) = running.upgrade() else {
                                 return;
                             };
                             let lists = list_others(&running.client).await;
                             *running.lists.lock().unwrap_or_else(|p| p.into_inner()) = lists;
-                            hub.changed();
+                            hub.report(index, Report::ListsChanged);
                         });
                     }
                     "notifications/message" if upstream.is_shared() => {
-                        hub.deliver_log(upstream.index, &frame)
+                        hub.report(upstream.index, Report::Log(frame))
                     }
                     "notifications/resources/updated" if upstream.is_shared() => {
-                        hub.deliver_update(upstream.index, &frame);
+                        hub.report(upstream.index, Report::Updated(frame));
                     }
                     _ => {}
                 }
@@ -406,18 +425,4 @@ async fn next_flush(
         Some(flushes) => flushes.recv().await,
         None => std::future::pending().await,
     }
-}
-
-/// The handlers a server's client gets: what the server asks goes to the gateway's clients
-/// (to `session` alone, for a connection of its own).
-pub(crate) fn handlers(
-    gateway: Weak<Inner>,
-    index: usize,
-    session: Option<Weak<crate::Session>>,
-) -> mcpclient::Handlers {
-    let bridge = Bridge::new(gateway, index, session);
-    mcpclient::Handlers::default()
-        .elicitation(bridge.clone())
-        .sampling(bridge.clone())
-        .roots(bridge)
 }
