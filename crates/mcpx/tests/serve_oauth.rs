@@ -86,3 +86,187 @@ async fn an_sdk_client_logs_in_at_a_real_issuer_and_calls_through_the_gateway() 
     let log = gateway.log();
     assert!(!log.contains(CLIENT_SECRET), "{log}");
 }
+
+/// An access token from `issuer` for `resource` with `scope` (client credentials).
+async fn token(issuer: &str, resource: &str, scope: &str) -> String {
+    use base64::Engine;
+    let form = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let basic =
+        base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"));
+    let answer = reqwest::Client::new()
+        .post(format!("{issuer}/token"))
+        .header("authorization", format!("Basic {basic}"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "grant_type=client_credentials&resource={}&scope={}",
+            form(resource),
+            form(scope)
+        ))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    body["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no token: {body}"))
+        .to_owned()
+}
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string()
+}
+
+/// A POST of `body` with `token`: the status, `WWW-Authenticate`, session id and body.
+async fn post(
+    url: &str,
+    token: &str,
+    session: &str,
+    body: String,
+) -> (u16, String, String, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("authorization", format!("Bearer {token}"));
+    if !session.is_empty() {
+        request = request.header("mcp-session-id", session);
+    }
+    let answer = request.body(body).send().await.unwrap();
+    let header = |name: &str| {
+        answer
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    let (challenge, id) = (header("www-authenticate"), header("mcp-session-id"));
+    (
+        answer.status().as_u16(),
+        challenge,
+        id,
+        answer.text().await.unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scopes_audiences_and_no_token_passthrough() {
+    use mcpclient::{Client, ClientOptions, HttpConfig, HttpTransport};
+    let Some(spec) = common::spec() else { return };
+    let Some(issuer) = issuer("mcp:tools files:read files:write").await else {
+        return;
+    };
+    let Some(upstream) = mcpx_interop::python_over_http().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = json!({"auth": {"issuer": issuer.url, "scopes": ["mcp:tools"],
+        "toolScopes": {"demo__book-*": "files:write"}}});
+    let py = format!(r#""py": {{"url": "{}"}}"#, upstream.url);
+    let config = config(dir.path(), &[], &py, &gateway.to_string());
+    let config = config.display().to_string();
+    let peer = HttpPeer::start(
+        MCPX,
+        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
+        &[("MCPX_LOG", "trace")],
+        "/mcp",
+    )
+    .await;
+    let url = &peer.url;
+    let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+
+    // A valid token without the scope every request needs: 403, naming the scope.
+    let reader = token(&issuer.url, url, "files:read").await;
+    let (status, challenge, _, _) = post(url, &reader, "", initialize()).await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        challenge,
+        format!(
+            r#"Bearer error="insufficient_scope", scope="mcp:tools", resource_metadata="{metadata}""#
+        )
+    );
+    // A token for another resource: 401.
+    let elsewhere = token(&issuer.url, "http://127.0.0.1:9/mcp", "mcp:tools").await;
+    let (status, challenge, _, body) = post(url, &elsewhere, "", initialize()).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains(r#"error="invalid_token""#),
+        "{challenge}"
+    );
+    assert!(
+        body.contains("the access token is for another audience"),
+        "{body}"
+    );
+
+    // Without files:write: the booking tool is refused with 403 (and hidden, below).
+    let basic = token(&issuer.url, url, "mcp:tools").await;
+    let (status, _, session, _) = post(url, &basic, "", initialize()).await;
+    assert_eq!(status, 200);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "demo__book-table", "arguments": {"restaurant": "x"}}});
+    let (status, challenge, _, body) = post(url, &basic, &session, call.to_string()).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        challenge,
+        format!(
+            r#"Bearer error="insufficient_scope", scope="files:write", resource_metadata="{metadata}""#
+        )
+    );
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["id"], 2);
+
+    let client = |token: &str| {
+        let transport = HttpTransport::new(&HttpConfig {
+            url: url.clone(),
+            headers: vec![
+                ("Authorization".into(), format!("Bearer {token}")),
+                ("X-Client-Secret".into(), "the client's own".into()),
+            ],
+        })
+        .unwrap();
+        Client::connect_with(
+            mcpspec::Recording::new(spec, transport),
+            ClientOptions::default(),
+        )
+    };
+    let names = |tools: &[mcpclient::Tool]| -> Vec<String> {
+        tools.iter().map(|t| t.name().to_owned()).collect()
+    };
+    let (limited, _events) = client(&basic).await.unwrap();
+    let (tools, _) = limited.list_tools().await.unwrap();
+    assert!(names(&tools).contains(&"demo__get-sum".to_owned()));
+    assert!(!names(&tools).contains(&"demo__book-table".to_owned()));
+    drop(limited);
+
+    // With every scope: the tool is there, and the upstream never sees the client's token.
+    let full = token(&issuer.url, url, "mcp:tools files:write").await;
+    let (client, _events) = client(&full).await.unwrap();
+    let (tools, _) = client.list_tools().await.unwrap();
+    assert!(names(&tools).contains(&"demo__book-table".to_owned()));
+    for header in ["authorization", "x-client-secret"] {
+        let seen = client
+            .call_tool("py__header", json!({"name": header}))
+            .await
+            .unwrap();
+        assert_eq!(
+            seen.response.result().unwrap()["content"][0]["text"],
+            "",
+            "{header} reached the upstream"
+        );
+    }
+    drop(client);
+    let log = peer.log();
+    for secret in [&reader, &elsewhere, &basic, &full] {
+        assert!(!log.contains(secret.as_str()), "a token is in the log");
+    }
+}
