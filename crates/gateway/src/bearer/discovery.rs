@@ -24,6 +24,8 @@ pub struct Verifier {
     issuer: Url,
     http: reqwest::Client,
     cache: tokio::sync::Mutex<Cache>,
+    /// [`KEY_REFRESH_INTERVAL`], shorter in tests.
+    refresh_interval: std::time::Duration,
 }
 
 #[derive(Debug, Default)]
@@ -75,7 +77,17 @@ impl Verifier {
             issuer,
             http,
             cache: tokio::sync::Mutex::default(),
+            refresh_interval: KEY_REFRESH_INTERVAL,
         })
+    }
+
+    /// The same, fetching keys again as often as asked (tests of rotation).
+    #[cfg(test)]
+    pub(crate) fn refreshing_always(self) -> Verifier {
+        Verifier {
+            refresh_interval: std::time::Duration::ZERO,
+            ..self
+        }
     }
 
     /// The config it checks against.
@@ -121,7 +133,7 @@ impl Verifier {
         };
         let recent = cache
             .tried
-            .is_some_and(|at| at.elapsed() < KEY_REFRESH_INTERVAL);
+            .is_some_and(|at| at.elapsed() < self.refresh_interval);
         if let Some(keys) = &cache.keys {
             if (!stale && !missing) || recent {
                 return Ok(keys.clone());

@@ -398,3 +398,137 @@ fn tool_scopes() {
                "bearer_methods_supported": ["header"]})
     );
 }
+
+/// An issuer on loopback serving its metadata and a JWKS that the test changes, counting the
+/// JWKS fetches.
+struct Issuer {
+    url: String,
+    jwks: std::sync::Arc<std::sync::Mutex<String>>,
+    fetches: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn issuer() -> Issuer {
+    use axum::routing::get;
+    use std::sync::atomic::Ordering;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let jwks = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let fetches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks")}).to_string();
+    let (served, counted) = (jwks.clone(), fetches.clone());
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(move || async move { metadata }),
+        )
+        .route(
+            "/jwks",
+            get(move || async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let body = served.lock().unwrap().clone();
+                body
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Issuer { url, jwks, fetches }
+}
+
+impl Issuer {
+    fn publish(&self, signers: &[&Signer]) {
+        let keys: Vec<Value> = signers.iter().map(|s| s.jwk()).collect();
+        *self.jwks.lock().unwrap() = json!({"keys": keys}).to_string();
+    }
+
+    fn fetches(&self) -> usize {
+        self.fetches.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn verifier(&self) -> Verifier {
+        let auth = ResourceAuth {
+            issuer: self.url.clone(),
+            ..ResourceAuth::default()
+        };
+        Verifier::new(auth, AUDIENCE.into()).unwrap()
+    }
+
+    fn token(&self, signer: &Signer) -> String {
+        let mut c = claims();
+        c["iss"] = json!(self.url);
+        signer.sign(&c)
+    }
+}
+
+#[tokio::test]
+async fn unknown_key_ids_fetch_the_keys_again_at_a_bounded_rate() {
+    let issuer = issuer().await;
+    let (k1, k2) = (Signer::new("k1"), Signer::new("k2"));
+    issuer.publish(&[&k1]);
+    let verifier = issuer.verifier();
+    assert!(verifier.check(&issuer.token(&k1)).await.is_ok());
+    assert_eq!(issuer.fetches(), 1);
+    // Forged key ids within the refresh interval: refused, and no fetch.
+    for n in 0..5 {
+        let forger = Signer::new(&format!("forged-{n}"));
+        assert_eq!(
+            verifier.check(&issuer.token(&forger)).await,
+            Err(BearerError::UnknownKey {
+                kid: Some(format!("forged-{n}"))
+            })
+        );
+    }
+    assert!(verifier.check(&issuer.token(&k1)).await.is_ok());
+    assert_eq!(issuer.fetches(), 1);
+
+    // The issuer rotates: a token of the new key fetches the keys again.
+    let rotating = issuer.verifier().refreshing_always();
+    assert!(rotating.check(&issuer.token(&k1)).await.is_ok());
+    issuer.publish(&[&k1, &k2]);
+    assert!(rotating.check(&issuer.token(&k2)).await.is_ok());
+    assert_eq!(issuer.fetches(), 3);
+    // Known keys fetch nothing.
+    assert!(rotating.check(&issuer.token(&k1)).await.is_ok());
+    assert_eq!(issuer.fetches(), 3);
+}
+
+#[tokio::test]
+async fn an_issuer_with_bad_keys_is_its_own_fault() {
+    let issuer = issuer().await;
+    let signer = Signer::new("k1");
+    *issuer.jwks.lock().unwrap() =
+        json!({"keys": [signer.jwk()], "pad": "x".repeat(MAX_JWKS_BYTES)}).to_string();
+    let refused = issuer
+        .verifier()
+        .check(&issuer.token(&signer))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        BearerError::TooLarge {
+            what: "JWKS",
+            limit: MAX_JWKS_BYTES
+        }
+    );
+    let url = "http://x/.well-known/oauth-protected-resource";
+    assert_eq!(Challenge::refused(&refused, url, &[]).status, 503);
+    *issuer.jwks.lock().unwrap() = "not json".into();
+    let refused = issuer
+        .verifier()
+        .check(&issuer.token(&signer))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, BearerError::Jwks(_)), "{refused}");
+    // An issuer whose metadata is nowhere.
+    let nowhere = Verifier::new(
+        ResourceAuth {
+            issuer: format!("{}/tenant", issuer.url),
+            ..ResourceAuth::default()
+        },
+        AUDIENCE.into(),
+    )
+    .unwrap();
+    let refused = nowhere.check(&issuer.token(&signer)).await.unwrap_err();
+    assert!(
+        matches!(refused, BearerError::Unreachable { .. }),
+        "{refused}"
+    );
+}
