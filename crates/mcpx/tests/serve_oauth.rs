@@ -270,3 +270,25 @@ async fn scopes_audiences_and_no_token_passthrough() {
         assert!(!log.contains(secret.as_str()), "a token is in the log");
     }
 }
+
+#[test]
+fn a_static_token_and_oauth_exclude_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = json!({"auth": {"issuer": "https://auth.example.com"}});
+    let config = config(dir.path(), &[], "", &gateway.to_string());
+    let out = std::process::Command::new(MCPX)
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env("MCPX_TOKEN", "static-token-1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "a static bearer token (--token or MCPX_TOKEN) and gateway.auth exclude each other"
+        ),
+        "{err}"
+    );
+}
