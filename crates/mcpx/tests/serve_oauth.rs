@@ -185,6 +185,15 @@ async fn scopes_audiences_and_no_token_passthrough() {
     .await;
     let url = &peer.url;
     let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    // The metadata at the root is the same document as at the path-suffixed URL.
+    let fetch = |at: String| async move {
+        let answer = reqwest::get(at).await.unwrap();
+        assert_eq!(answer.status().as_u16(), 200);
+        serde_json::from_str::<Value>(&answer.text().await.unwrap()).unwrap()
+    };
+    let root = fetch(url.replace("/mcp", "/.well-known/oauth-protected-resource")).await;
+    assert_eq!(root, fetch(metadata.clone()).await);
+    assert_eq!(root["resource"], url.as_str());
 
     // A valid token without the scope every request needs: 403, naming the scope.
     let reader = token(&issuer.url, url, "files:read").await;
@@ -224,6 +233,32 @@ async fn scopes_audiences_and_no_token_passthrough() {
         )
     );
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["id"], 2);
+
+    // A 2026-07-28 (sessionless) list is filtered the same way.
+    let modern = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "0"}}}});
+    let listed = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("authorization", format!("Bearer {basic}"))
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(modern.to_string())
+        .send()
+        .await
+        .unwrap();
+    let listed: Value = serde_json::from_str(&listed.text().await.unwrap()).unwrap();
+    let listed: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(listed.contains(&"demo__get-sum"), "{listed:?}");
+    assert!(!listed.contains(&"demo__book-table"), "{listed:?}");
 
     let client = |token: &str| {
         let transport = HttpTransport::new(&HttpConfig {
