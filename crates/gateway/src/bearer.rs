@@ -88,8 +88,8 @@ pub struct ToolScope {
 }
 
 impl ResourceAuth {
-    /// The scope a token lacks to see and call `tool`, if any (the first rule that matches it
-    /// and whose scope the grant does not hold).
+    /// The scope a token lacks to see and call `tool`, if any: a tool needs the scope of every
+    /// rule that matches it (this names the first one not held).
     pub fn missing_tool_scope<'a>(&'a self, grant: &Grant, tool: &str) -> Option<&'a str> {
         self.tool_scopes
             .iter()
