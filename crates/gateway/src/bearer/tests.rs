@@ -391,6 +391,14 @@ fn tool_scopes() {
         Some("files:read")
     );
     assert_eq!(auth.missing_tool_scope(&grant(&[]), "echo__echo"), None);
+    // A tool two rules match needs both scopes.
+    let writer = grant(&["files:write"]);
+    assert_eq!(
+        auth.missing_tool_scope(&writer, "files__write_file"),
+        Some("files:read")
+    );
+    let both = grant(&["files:write", "files:read"]);
+    assert_eq!(auth.missing_tool_scope(&both, "files__write_file"), None);
     assert_eq!(
         auth.metadata(AUDIENCE),
         json!({"resource": AUDIENCE, "authorization_servers": [ISSUER],
