@@ -13,6 +13,7 @@
 //!   allowed list gets 403 (against DNS rebinding); with a token configured, a missing or wrong
 //!   `Authorization: Bearer` gets 401 (compared in constant time); a body over
 //!   [`MAX_BODY_BYTES`] gets 413; an `MCP-Protocol-Version` the gateway does not speak gets 400.
+//!   With OAuth configured instead of a token, see [`oauth`].
 //!
 //! - A 2026-07-28 request needs no session: see [`stateless`] (its headers checked against its
 //!   body, answered on its own response); `GET` and `DELETE` without a session get 405.
@@ -31,7 +32,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
+use axum::routing::{any, get};
 use axum::Router;
 use futures_util::stream;
 use mcpclient::codes;
@@ -42,6 +43,7 @@ use thiserror::Error;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use crate::bearer::{BearerError, Grant, ResourceAuth};
 use crate::modern::MODERN_VERSIONS;
 use crate::ratelog::RateLimitedLog;
 use crate::wire::lock;
@@ -116,13 +118,19 @@ const SESSION_ID_BYTES: usize = 16;
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
+mod oauth;
 mod stateless;
+
+use oauth::{Protection, METADATA_PATH};
 
 /// How the HTTP front admits clients.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// The bearer token every request must carry; required to listen beyond loopback.
+    /// The bearer token every request must carry; required to listen beyond loopback
+    /// (unless `auth` is given).
     pub token: Option<String>,
+    /// OAuth access tokens from an issuer instead of one static token (`gateway.auth`).
+    pub auth: Option<ResourceAuth>,
     /// Origins allowed besides localhost ones (`https://app.example.com`).
     pub allowed_origins: Vec<String>,
     /// The most sessions at once ([`MAX_SESSIONS`] unless configured).
@@ -143,6 +151,7 @@ impl Default for HttpOptions {
     fn default() -> HttpOptions {
         HttpOptions {
             token: None,
+            auth: None,
             allowed_origins: Vec::new(),
             max_sessions: MAX_SESSIONS,
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
@@ -165,6 +174,12 @@ pub enum HttpError {
         /// The address asked for.
         addr: SocketAddr,
     },
+    /// A static token and OAuth were both asked for: one request cannot be checked both ways.
+    #[error("a static bearer token (--token or MCPX_TOKEN) and gateway.auth exclude each other")]
+    TokenAndAuth,
+    /// `gateway.auth` cannot be used.
+    #[error("gateway.auth: {0}")]
+    Auth(#[from] BearerError),
     /// The listener failed.
     #[error("HTTP front: {0}")]
     Io(#[from] std::io::Error),
@@ -182,9 +197,16 @@ pub async fn serve_http(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), HttpError> {
     let addr = listener.local_addr()?;
-    if !addr.ip().is_loopback() && options.token.is_none() {
+    if !addr.ip().is_loopback() && options.token.is_none() && options.auth.is_none() {
         return Err(HttpError::TokenRequired { addr });
     }
+    if options.token.is_some() && options.auth.is_some() {
+        return Err(HttpError::TokenAndAuth);
+    }
+    let protection = match options.auth.clone() {
+        Some(auth) => Some(Arc::new(Protection::new(auth, addr)?)),
+        None => None,
+    };
     let front = Arc::new(Front {
         gateway,
         options,
@@ -192,10 +214,16 @@ pub async fn serve_http(
         loopback: addr.ip().is_loopback(),
         body_budget: tokio::sync::Semaphore::new(BODY_BUDGET_BYTES),
         refusals: RateLimitedLog::new("a request refused"),
+        protection,
     });
-    let app = Router::new()
-        .route(MCP_PATH, any(endpoint))
-        .with_state(front.clone());
+    let mut app = Router::new().route(MCP_PATH, any(endpoint));
+    if front.protection.is_some() {
+        let suffixed = format!("{METADATA_PATH}{MCP_PATH}");
+        app = app
+            .route(METADATA_PATH, get(resource_metadata))
+            .route(&suffixed, get(resource_metadata));
+    }
+    let app = app.with_state(front.clone());
     let sweeper = front.clone();
     let sweeping = tokio::spawn(async move {
         let every = (sweeper.options.session_idle_timeout / 4).min(MAX_SWEEP_INTERVAL);
@@ -275,6 +303,8 @@ struct Front {
     /// Bytes of bodies being read ([`BODY_BUDGET_BYTES`]).
     body_budget: tokio::sync::Semaphore,
     refusals: RateLimitedLog,
+    /// OAuth access tokens are checked (`gateway.auth`).
+    protection: Option<Arc<Protection>>,
 }
 
 struct HttpSession {
@@ -415,6 +445,13 @@ async fn endpoint(
     if let Err(refused) = front.admit(&headers) {
         return refused.into_response();
     }
+    let grant = match &front.protection {
+        Some(protection) => match protection.admit(&headers).await {
+            Ok(grant) => Some(grant),
+            Err(refused) => return refused,
+        },
+        None => None,
+    };
     let bad_version = match headers.get(VERSION_HEADER).map(|v| v.to_str()) {
         Some(Ok(version))
             if !ACCEPTED_VERSIONS.contains(&version) && !MODERN_VERSIONS.contains(&version) =>
@@ -439,7 +476,11 @@ async fn endpoint(
         return Refusal::new(refused.status, refused.message.clone()).into_response();
     }
     match method {
-        Method::POST => front.post(peer.ip(), &headers, body, bad_version).await,
+        Method::POST => {
+            front
+                .post(peer.ip(), &headers, body, bad_version, grant.as_ref())
+                .await
+        }
         Method::GET => front.get(peer.ip(), &headers),
         Method::DELETE => front.delete(peer.ip(), &headers),
         _ => (
@@ -447,6 +488,13 @@ async fn endpoint(
             [(header::ALLOW, "GET, POST, DELETE")],
         )
             .into_response(),
+    }
+}
+
+async fn resource_metadata(State(front): State<Arc<Front>>) -> Response {
+    match &front.protection {
+        Some(protection) => protection.metadata(),
+        None => StatusCode::NOT_FOUND.into_response(),
     }
 }
 
@@ -732,6 +780,7 @@ impl Front {
         headers: &HeaderMap,
         body: Body,
         bad_version: Option<Refusal>,
+        grant: Option<&Grant>,
     ) -> Response {
         // Refused before the body is read: a declared length over the limit, an unknown session.
         let declared = header_text(headers, header::CONTENT_LENGTH.as_str())
@@ -765,7 +814,13 @@ impl Front {
                     .into_response()
             }
         };
-        if let Some(response) = self.modern_post(headers, &frame, modern_header).await {
+        if let Some(refused) = self.refuse_call(grant, &frame) {
+            return refused;
+        }
+        if let Some(response) = self
+            .modern_post(headers, &frame, modern_header, grant)
+            .await
+        {
             return response;
         }
         let (opens, ids) = match answered_ids(&frame) {
@@ -825,6 +880,7 @@ impl Front {
             }
         }
         drop(stream);
+        let frames = self.scoped(grant, &frame, frames);
         self.gateway.receive(&session.session, frame);
         let mut response = match (ids.len(), accepts_sse(headers)) {
             (1, true) => sse_unless_answered_at_once(frames, ()).await,
@@ -839,6 +895,24 @@ impl Front {
             }
         }
         response
+    }
+
+    /// A 403 for a call of a tool the token lacks the scope for.
+    fn refuse_call(&self, grant: Option<&Grant>, frame: &Frame) -> Option<Response> {
+        self.protection.as_ref()?.refuse_call(grant?, frame)
+    }
+
+    /// `frames` without the tools the token may not see.
+    fn scoped(
+        &self,
+        grant: Option<&Grant>,
+        frame: &Frame,
+        frames: mpsc::UnboundedReceiver<ToClient>,
+    ) -> mpsc::UnboundedReceiver<ToClient> {
+        match (&self.protection, grant) {
+            (Some(protection), Some(grant)) => protection.filter_lists(grant, frame, frames),
+            _ => frames,
+        }
     }
 
     fn get(&self, peer: IpAddr, headers: &HeaderMap) -> Response {

@@ -14,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+mod bearer;
 mod bridge;
 mod catalog;
 mod conversation;
@@ -39,6 +40,11 @@ mod stdio;
 mod upstream;
 mod wire;
 
+pub use bearer::{
+    metadata_url, BearerError, Challenge, Grant, ResourceAuth, ToolScope, Verifier,
+    CLOCK_LEEWAY_SECONDS, FETCH_TIMEOUT, KEYS_MAX_AGE, KEY_REFRESH_INTERVAL, MAX_JWKS_BYTES,
+    MAX_JWKS_KEYS, MAX_METADATA_BYTES, MAX_TOKEN_BYTES,
+};
 pub use conversation::GATHER_WINDOW;
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;

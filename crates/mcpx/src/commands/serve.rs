@@ -150,8 +150,9 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                 }
             }
             Some(addr) => {
-                // Refused before binding: nothing listens beyond loopback without a token.
-                if !addr.ip().is_loopback() && serve.token.is_none() {
+                // Refused before binding: nothing listens beyond loopback without a token or OAuth.
+                let protected = serve.token.is_some() || config.gateway.auth.is_some();
+                if !addr.ip().is_loopback() && !protected {
                     return Err(mcpgateway::HttpError::TokenRequired { addr }.into());
                 }
                 let listener = tokio::net::TcpListener::bind(addr)
@@ -164,6 +165,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                 );
                 let http = HttpOptions {
                     token: serve.token.clone(),
+                    auth: config.gateway.auth.clone(),
                     allowed_origins: config.gateway.allowed_origins.clone(),
                     max_sessions: config.gateway.max_sessions,
                     max_connections: config.gateway.max_connections,
