@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::auth::{HttpAuth, Refusal, MAX_AUTH_RETRIES};
 use crate::headers::{modern_headers, ToolHeaders};
 use crate::sse::{sse_events, SseError};
 use crate::{
@@ -112,6 +113,23 @@ struct Shared {
     /// A 2026-07-28 request was sent: the server is modern, and a cancelled request is
     /// cancelled by closing its stream alone (no notification is posted).
     modern: AtomicBool,
+    /// What authorizes each request, when the server needs it.
+    auth: Option<Arc<dyn HttpAuth>>,
+}
+
+/// Why a request got no response.
+enum SendError {
+    Http(reqwest::Error),
+    Auth(crate::AuthFailure),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Http(e) => e.fmt(f),
+            SendError::Auth(e) => e.fmt(f),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -133,6 +151,25 @@ impl HttpTransport {
     /// # Errors
     /// [`TransportError::Config`] for a URL that is not `http(s)://`, or a malformed header.
     pub fn new(config: &HttpConfig) -> Result<HttpTransport, TransportError> {
+        HttpTransport::build(config, None)
+    }
+
+    /// A transport whose requests `auth` authorizes: it gives each request its
+    /// `Authorization` header and is told of each 401 and 403 ([`HttpAuth`]).
+    ///
+    /// # Errors
+    /// As [`HttpTransport::new`].
+    pub fn with_auth(
+        config: &HttpConfig,
+        auth: Arc<dyn HttpAuth>,
+    ) -> Result<HttpTransport, TransportError> {
+        HttpTransport::build(config, Some(auth))
+    }
+
+    fn build(
+        config: &HttpConfig,
+        auth: Option<Arc<dyn HttpAuth>>,
+    ) -> Result<HttpTransport, TransportError> {
         let url = Url::parse(&config.url)
             .map_err(|e| TransportError::Config(format!("url `{}`: {e}", config.url)))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -168,6 +205,7 @@ impl HttpTransport {
             requests: Mutex::default(),
             tool_headers: ToolHeaders::default(),
             modern: AtomicBool::new(false),
+            auth,
         });
         Ok(HttpTransport {
             sink: HttpSink { shared },
@@ -298,9 +336,11 @@ impl FrameSink for HttpSink {
         };
         let answer = self
             .shared
-            .request(Method::DELETE, Some(id), None)
-            .timeout(ACK_TIMEOUT)
-            .send()
+            .send(
+                self.shared
+                    .request(Method::DELETE, Some(id), None)
+                    .timeout(ACK_TIMEOUT),
+            )
             .await;
         match answer {
             Ok(r) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
@@ -309,7 +349,7 @@ impl FrameSink for HttpSink {
             Ok(r) => Err(self
                 .shared
                 .failure(None, "DELETE", Some(r.status()), excerpt(r).await)),
-            Err(e) => Err(self.shared.failure(None, "DELETE", None, e.to_string())),
+            Err(e) => Err(self.shared.failed(None, "DELETE", e)),
         }
     }
 }
@@ -460,6 +500,73 @@ impl Shared {
         }
     }
 
+    /// The failure of a request that got no response.
+    fn failed(
+        &self,
+        request_id: Option<String>,
+        method: &'static str,
+        error: SendError,
+    ) -> TransportError {
+        match error {
+            SendError::Http(e) => self.failure(request_id, method, None, e.to_string()),
+            SendError::Auth(source) => TransportError::Auth {
+                request_id,
+                url: self.url.to_string(),
+                source,
+            },
+        }
+    }
+
+    /// Sends `request`, authorized by the provider when there is one: a 401 or 403 is handed
+    /// to it, and the request sent again when it says so, [`MAX_AUTH_RETRIES`] times at most.
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, SendError> {
+        let Some(auth) = &self.auth else {
+            return request.send().await.map_err(SendError::Http);
+        };
+        let mut retries = 0;
+        loop {
+            let header = auth.header().await.map_err(SendError::Auth)?;
+            let value = match &header {
+                Some(header) => {
+                    let mut value = HeaderValue::try_from(header.value.as_str()).map_err(|_| {
+                        SendError::Auth("the access token is not a valid header value".into())
+                    })?;
+                    value.set_sensitive(true);
+                    Some(value)
+                }
+                None => None,
+            };
+            let authorized = |r: reqwest::RequestBuilder| match value.clone() {
+                Some(value) => r.header(reqwest::header::AUTHORIZATION, value),
+                None => r,
+            };
+            // Bodies are text, so a request can always be copied; one that could not is sent
+            // once.
+            let Some(attempt) = request.try_clone() else {
+                return authorized(request).send().await.map_err(SendError::Http);
+            };
+            let response = authorized(attempt).send().await.map_err(SendError::Http)?;
+            let status = response.status();
+            let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+            if !refused || retries >= MAX_AUTH_RETRIES {
+                return Ok(response);
+            }
+            let challenge = response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok());
+            let refusal = Refusal {
+                status: status.as_u16(),
+                challenge,
+                stamp: header.as_ref().map(|h| h.stamp),
+            };
+            if !auth.refused(refusal).await.map_err(SendError::Auth)? {
+                return Ok(response);
+            }
+            retries += 1;
+        }
+    }
+
     async fn report(&self, error: TransportError) {
         tracing::debug!(%error, "streamable HTTP");
         let _ = self.incoming.send(Err(error)).await;
@@ -516,13 +623,9 @@ impl Shared {
             if request_id.is_none() {
                 post = post.timeout(ACK_TIMEOUT);
             }
-            let response = match post.send().await {
+            let response = match self.send(post).await {
                 Ok(response) => response,
-                Err(e) => {
-                    return self
-                        .report(self.failure(request_id, "POST", None, e.to_string()))
-                        .await
-                }
+                Err(e) => return self.report(self.failed(request_id, "POST", e)).await,
             };
             let status = response.status();
             if status == StatusCode::NOT_FOUND && had_session && !is_initialize && !retried {
@@ -593,13 +696,9 @@ impl Shared {
             if request_id.is_none() {
                 post = post.timeout(ACK_TIMEOUT);
             }
-            let response = match post.send().await {
+            let response = match self.send(post).await {
                 Ok(response) => response,
-                Err(e) => {
-                    return self
-                        .report(self.failure(request_id, "POST", None, e.to_string()))
-                        .await
-                }
+                Err(e) => return self.report(self.failed(request_id, "POST", e)).await,
             };
             if !response.status().is_success() {
                 return self.refused_as(response, wire_id, request_id).await;
@@ -805,7 +904,7 @@ impl Shared {
         if let Some(last) = last_event_id {
             get = get.header(LAST_EVENT_HEADER, last);
         }
-        let response = get.send().await.map_err(|e| (None, e.to_string()))?;
+        let response = self.send(get).await.map_err(|e| (None, e.to_string()))?;
         let status = response.status();
         if !status.is_success() {
             return Err((Some(status), excerpt(response).await));
@@ -940,8 +1039,7 @@ impl Shared {
         let id_text = json!(id).to_string();
         self.session().initialize_id = Some(id_text.clone());
         let response = self
-            .post(&replay, None, None)
-            .send()
+            .send(self.post(&replay, None, None))
             .await
             .map_err(|e| failed(e.to_string()))?;
         if !response.status().is_success() {
@@ -976,9 +1074,10 @@ impl Shared {
             (s.id.clone(), s.version.clone())
         };
         let ack = self
-            .post(&initialized, session, version)
-            .timeout(ACK_TIMEOUT)
-            .send()
+            .send(
+                self.post(&initialized, session, version)
+                    .timeout(ACK_TIMEOUT),
+            )
             .await
             .map_err(|e| failed(e.to_string()))?;
         if !ack.status().is_success() {

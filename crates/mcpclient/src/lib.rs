@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+mod auth;
 mod client;
 pub mod codes;
 mod elicitation;
@@ -31,6 +32,7 @@ mod stdio;
 mod tools;
 mod transport;
 
+pub use auth::{AuthFailure, AuthHeader, HttpAuth, Refusal, MAX_AUTH_RETRIES};
 pub use client::{
     input_key, CallOptions, Client, ClientError, ClientOptions, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
     LISTEN_RETRY, LISTEN_TIMEOUT, MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS,
