@@ -192,9 +192,15 @@ async fn attempt(server: &Server, options: ClientOptions) -> Result<Client, Star
             (start(transport, options, server).await, Some(stderr))
         }
         Reach::Http(config) => {
-            let transport = HttpTransport::new(config)
+            let auth = crate::login::transport_auth(server)
                 .with_context(context)
                 .map_err(fail)?;
+            let transport = match auth {
+                Some(auth) => HttpTransport::with_auth(config, auth),
+                None => HttpTransport::new(config),
+            }
+            .with_context(context)
+            .map_err(fail)?;
             (start(transport, options, server).await, None)
         }
     };

@@ -19,7 +19,7 @@ use crate::output::{print, style};
 use mcpx::config::{Config, Server};
 use mcpx::shape::Shape;
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,0 +1,152 @@
+//! OAuth for the command line: where tokens are kept, whether a person can be asked to log
+//! in, how the login URL reaches them, and the hint a needed login prints.
+//!
+//! A login starts when a server asks and a person is there: stdin and stderr are a terminal,
+//! or `--login` was given. Then the URL is printed to stderr always and opened with $BROWSER,
+//! else the system's opener where there is a display. Without a person, a needed login fails
+//! the command (exit 2) with the line that says which `mcpx auth login` to run.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use anstream::eprintln;
+use mcpauth::{AuthError, Authorizer, FileStore, Interaction, KeyringStore, Store};
+use mcpclient::{AuthFailure, AuthHeader, BoxFuture, HttpAuth, Refusal};
+use mcpx::config::{Server, Transport as Reach};
+
+/// `--login`: log in when asked even without a terminal.
+static LOGIN_ANYWHERE: OnceLock<bool> = OnceLock::new();
+
+/// Records `--login`.
+pub(crate) fn allow_login_anywhere(allowed: bool) {
+    let _ = LOGIN_ANYWHERE.set(allowed);
+}
+
+/// The credential store: the file MCPX_CREDENTIALS names, else the OS keyring when it
+/// answers, else `$XDG_CONFIG_HOME/mcpx/credentials.json`.
+pub(crate) fn store() -> anyhow::Result<Arc<dyn Store>> {
+    static STORE: OnceLock<Arc<dyn Store>> = OnceLock::new();
+    if let Some(store) = STORE.get() {
+        return Ok(store.clone());
+    }
+    let store: Arc<dyn Store> = match std::env::var_os("MCPX_CREDENTIALS") {
+        Some(path) => Arc::new(FileStore::new(PathBuf::from(path))),
+        None => match KeyringStore::available() {
+            Some(keyring) => Arc::new(keyring),
+            None => {
+                let base = std::env::var_os("XDG_CONFIG_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("no keyring, and neither XDG_CONFIG_HOME nor HOME is set: set MCPX_CREDENTIALS=FILE")
+                    })?;
+                Arc::new(FileStore::new(base.join("mcpx/credentials.json")))
+            }
+        },
+    };
+    Ok(STORE.get_or_init(|| store).clone())
+}
+
+/// Whether a person can be asked now.
+fn interactive() -> bool {
+    use std::io::IsTerminal;
+    LOGIN_ANYWHERE.get().copied().unwrap_or(false)
+        || (std::io::stdin().is_terminal() && std::io::stderr().is_terminal())
+}
+
+/// Prints the login URL and opens it: with $BROWSER when set, else the system's opener where
+/// there is a display. Never waits for the browser.
+fn show(url: &str) {
+    eprintln!("mcpx: to log in, open this URL in a browser:\n  {url}");
+    let opener = match std::env::var("BROWSER") {
+        Ok(browser) if !browser.trim().is_empty() => Some(browser),
+        _ if cfg!(target_os = "macos") => Some("open".to_owned()),
+        _ if std::env::var_os("DISPLAY").is_some()
+            || std::env::var_os("WAYLAND_DISPLAY").is_some() =>
+        {
+            Some("xdg-open".to_owned())
+        }
+        _ => None,
+    };
+    let Some(opener) = opener else { return };
+    let mut words = opener.split_whitespace();
+    let Some(program) = words.next() else { return };
+    let started = std::process::Command::new(program)
+        .args(words)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        eprintln!("mcpx: cannot start the browser `{program}`: {e}");
+    }
+}
+
+/// The OAuth client of `server` with `interaction`, for an HTTP server that has no
+/// `Authorization` header of its own in the config; `None` otherwise.
+pub(crate) fn authorizer(
+    server: &Server,
+    interaction: Interaction,
+) -> anyhow::Result<Option<Arc<Authorizer>>> {
+    let Reach::Http(http) = &server.transport else {
+        return Ok(None);
+    };
+    if http
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    {
+        return Ok(None);
+    }
+    let authorizer = Authorizer::new(&http.url, server.auth.clone(), store()?, interaction)?;
+    Ok(Some(Arc::new(authorizer)))
+}
+
+/// The login interaction of the command line: the browser, for `mcpx auth login`.
+pub(crate) fn browser() -> Interaction {
+    Interaction::Browser(Arc::new(show))
+}
+
+/// The authorization of `server`'s requests during a command, `None` when it needs none.
+pub(crate) fn transport_auth(server: &Server) -> anyhow::Result<Option<Arc<dyn HttpAuth>>> {
+    let interaction = if interactive() {
+        browser()
+    } else {
+        Interaction::Never
+    };
+    Ok(authorizer(server, interaction)?.map(|inner| {
+        Arc::new(Hinted {
+            inner,
+            server: server.name.clone(),
+        }) as Arc<dyn HttpAuth>
+    }))
+}
+
+/// An authorizer whose "login needed" names the command that logs in.
+struct Hinted {
+    inner: Arc<Authorizer>,
+    server: String,
+}
+
+impl Hinted {
+    fn hint(&self, error: AuthFailure) -> AuthFailure {
+        match error.downcast_ref::<AuthError>() {
+            Some(AuthError::LoginRequired { .. }) => format!(
+                "{error}; run `mcpx auth login {}` (or give --login)",
+                self.server
+            )
+            .into(),
+            _ => error,
+        }
+    }
+}
+
+impl HttpAuth for Hinted {
+    fn header(&self) -> BoxFuture<'_, Result<Option<AuthHeader>, AuthFailure>> {
+        Box::pin(async move { self.inner.header().await.map_err(|e| self.hint(e)) })
+    }
+
+    fn refused<'a>(&'a self, refusal: Refusal<'a>) -> BoxFuture<'a, Result<bool, AuthFailure>> {
+        Box::pin(async move { self.inner.refused(refusal).await.map_err(|e| self.hint(e)) })
+    }
+}
