@@ -5,7 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcpx::config::{parse, Transport};
+use mcpclient::Reach;
+use mcpx::config::parse;
 
 fn lookup(name: &str) -> Option<String> {
     name.starts_with("SET").then(|| "v".to_owned())
@@ -20,11 +21,11 @@ fuzz_target!(|data: &[u8]| {
     };
     for server in servers {
         let expanded: Vec<&str> = match &server.transport {
-            Transport::Stdio(command) => std::iter::once(command.program.as_str())
+            Reach::Stdio(command) => std::iter::once(command.program.as_str())
                 .chain(command.args.iter().map(String::as_str))
                 .chain(command.env.iter().map(|(_, v)| v.as_str()))
                 .collect(),
-            Transport::Http(http) => std::iter::once(http.url.as_str())
+            Reach::Http(http) => std::iter::once(http.url.as_str())
                 .chain(http.headers.iter().map(|(_, v)| v.as_str()))
                 .collect(),
         };

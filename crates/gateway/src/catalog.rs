@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::naming::exposed_name;
+use crate::options::DownstreamDialect;
 use crate::upstream::Upstream;
 
 /// Where an exposed tool or prompt lives.
@@ -49,7 +50,11 @@ pub(crate) fn changes(old: &Catalog, new: &Catalog) -> Vec<&'static str> {
 }
 
 impl Catalog {
-    pub(crate) fn build(upstreams: &[std::sync::Arc<Upstream>]) -> Catalog {
+    /// The catalog of the running `upstreams`, tool schemas presented in `dialect`.
+    pub(crate) fn build(
+        upstreams: &[std::sync::Arc<Upstream>],
+        dialect: DownstreamDialect,
+    ) -> Catalog {
         let mut catalog = Catalog::default();
         for upstream in upstreams {
             let Some(running) = upstream.running() else {
@@ -57,7 +62,10 @@ impl Catalog {
             };
             for tool in running.client.tools().iter() {
                 if upstream.config.tools.admits(tool.name()) {
-                    let raw = tool.raw().clone();
+                    let raw = match dialect {
+                        DownstreamDialect::Original => tool.raw().clone(),
+                        DownstreamDialect::Draft202012 => tool.upgraded().tool.clone(),
+                    };
                     catalog.add_named(raw, upstreams, upstream, Kind::Tool);
                 }
             }

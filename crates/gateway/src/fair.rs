@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
-use crate::gateway::lock;
+use crate::wire::lock;
 
 /// Requests in flight to one server at once; more wait their session's turn.
 pub const MAX_UPSTREAM_IN_FLIGHT: usize = 32;

@@ -26,6 +26,7 @@ use crate::fair::Admission;
 use crate::isolated::Instances;
 use crate::ratelog::RateLimitedLog;
 use crate::upstream::{self, State, Upstream};
+use crate::wire::{lock, null_id, response};
 use crate::{GatewayOptions, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT, START_TIMEOUT};
 
 /// The gateway. Cloning it gives another handle to the same gateway.
@@ -74,24 +75,6 @@ impl Drop for Tagged<'_> {
     fn drop(&mut self) {
         lock(self.calls).remove(&self.tag);
     }
-}
-
-/// A request's result as JSON, or its error.
-pub(crate) type Answer = Result<Box<RawValue>, Value>;
-
-/// `value` as JSON text for an answer.
-pub(crate) fn raw(value: &Value) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value).expect("a Value serializes without error")
-}
-
-/// `null`, the id of an answer to a message whose id cannot be read.
-pub(crate) fn null_id() -> &'static RawValue {
-    static NULL: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
-    NULL.get_or_init(|| RawValue::from_string("null".to_owned()).expect("null is JSON"))
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Gateway {
@@ -286,14 +269,6 @@ impl Drop for Inner {
     }
 }
 
-/// The response frame for request `id`: the result's exact text, or the error.
-pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
-    match answer {
-        Ok(result) => Frame::response(id, Ok(&result)),
-        Err(error) => Frame::response(id, Err(&raw(&error))),
-    }
-}
-
 impl Inner {
     fn supervise(self: &Arc<Self>, upstream: &Arc<Upstream>) {
         if upstream.claim() {
@@ -345,7 +320,10 @@ impl Inner {
             if let Some((upstream, state)) = transition {
                 upstream.set(state);
             }
-            let new = Arc::new(Catalog::build(&self.upstreams));
+            let new = Arc::new(Catalog::build(
+                &self.upstreams,
+                self.options.downstream_dialect,
+            ));
             let mut known = lock(&self.known_tools);
             for (name, route) in &new.tool_routes {
                 known.insert(name.clone(), route.upstream);

@@ -44,6 +44,7 @@ use tokio::sync::mpsc;
 
 use crate::modern::MODERN_VERSIONS;
 use crate::ratelog::RateLimitedLog;
+use crate::wire::lock;
 use crate::MAX_REQUESTS_IN_FLIGHT;
 use crate::{Gateway, Outbox, Session};
 
@@ -304,10 +305,6 @@ impl ToClient {
             ToClient::OnTheWay(frame) | ToClient::Answer(frame) => frame,
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 struct HttpOutbox(Arc<Streams>);

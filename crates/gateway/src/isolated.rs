@@ -12,9 +12,10 @@ use mcpclient::{CallOptions, Event};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, OnceCell};
 
-use crate::gateway::{lock, Inner};
+use crate::gateway::Inner;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::{self, Running};
+use crate::wire::lock;
 use crate::{Session, START_TIMEOUT};
 use mcpclient::codes::error;
 

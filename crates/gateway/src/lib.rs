@@ -33,6 +33,7 @@ mod session;
 mod stateless;
 mod stdio;
 mod upstream;
+mod wire;
 
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
@@ -46,7 +47,7 @@ pub use modern::{supported_versions, MODERN_VERSIONS};
 pub use mrtr::{GATHER_WINDOW, MAX_PARKED_CALLS, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
-    GatewayOptions, InvalidArguments, Isolation, UpstreamConfig, UpstreamTransport,
+    DownstreamDialect, GatewayOptions, InvalidArguments, Isolation, UpstreamConfig,
     HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, SETTLE_TIMEOUT, STABLE_AFTER,
     START_TIMEOUT,
 };

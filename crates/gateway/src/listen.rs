@@ -18,9 +18,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::gateway::{Answer, Inner};
+use crate::gateway::Inner;
 use crate::modern::{Meta, SUBSCRIPTION_ID};
 use crate::session::Modern;
+use crate::wire::Answer;
 use crate::{Outbox, Session};
 use mcpclient::codes::error;
 

@@ -36,9 +36,10 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::gateway::{lock, raw, Answer, Inner};
+use crate::gateway::Inner;
 use crate::modern::{self, Meta, SERVER_INFO};
 use crate::session::Modern;
+use crate::wire::{lock, raw, Answer};
 use crate::{Outbox, Session};
 use mcpclient::codes::error;
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcpclient::{HttpConfig, StdioCommand, DEFAULT_TIMEOUT};
+use mcpclient::{Reach, DEFAULT_TIMEOUT};
 
 use crate::ToolFilter;
 
@@ -31,32 +31,13 @@ pub const HEALTH_INTERVAL: Duration = Duration::from_secs(15);
 /// How long a health `ping` may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How a server is reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UpstreamTransport {
-    /// A child process speaking over stdin/stdout.
-    Stdio(StdioCommand),
-    /// A Streamable HTTP endpoint.
-    Http(HttpConfig),
-}
-
-impl UpstreamTransport {
-    /// `stdio` or `http`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            UpstreamTransport::Stdio(_) => "stdio",
-            UpstreamTransport::Http(_) => "http",
-        }
-    }
-}
-
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpstreamConfig {
     /// The name in the config; the prefix of its tools' and prompts' exposed names.
     pub name: String,
     /// How it is reached.
-    pub transport: UpstreamTransport,
+    pub transport: Reach,
     /// Which of its tools are exposed (`allowTools`/`denyTools`).
     pub tools: ToolFilter,
     /// Whether its clients share one connection to it (`isolation`).
@@ -96,6 +77,19 @@ pub enum InvalidArguments {
     ToolResult,
 }
 
+/// The JSON Schema dialect tool schemas are presented in to clients. Calls are checked against
+/// the schemas as the server listed them either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DownstreamDialect {
+    /// As the server listed them: what mcpx does not own passes unchanged.
+    #[default]
+    Original,
+    /// Each schema of an older dialect as the equivalent 2020-12 document, for clients and model
+    /// APIs that accept only 2020-12; one that cannot be upgraded exactly is passed on unchanged
+    /// (`mcpx lint` names it).
+    Draft202012,
+}
+
 /// The gateway's policies.
 #[derive(Debug, Clone)]
 pub struct GatewayOptions {
@@ -108,6 +102,8 @@ pub struct GatewayOptions {
     /// How long a modern client's call waiting for input stays parked for its retry
     /// ([`crate::PARKED_TTL`] unless configured).
     pub input_ttl: Duration,
+    /// The dialect tool schemas are presented in.
+    pub downstream_dialect: DownstreamDialect,
 }
 
 impl Default for GatewayOptions {
@@ -117,6 +113,7 @@ impl Default for GatewayOptions {
             lazy: false,
             timeout: DEFAULT_TIMEOUT,
             input_ttl: crate::PARKED_TTL,
+            downstream_dialect: DownstreamDialect::Original,
         }
     }
 }

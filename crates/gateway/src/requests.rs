@@ -23,9 +23,10 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::catalog::Route;
-use crate::gateway::{lock, raw, Answer, Inner};
+use crate::gateway::Inner;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::State;
+use crate::wire::{lock, raw, Answer};
 use crate::{InvalidArguments, Session};
 use mcpclient::codes::error;
 

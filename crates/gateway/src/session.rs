@@ -10,6 +10,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use mcpclient::Frame;
+
+use crate::wire::lock;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
@@ -102,10 +104,6 @@ pub(crate) async fn wait_until(changed: &tokio::sync::Notify, ready: impl Fn() -
         }
         notified.await;
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Session {

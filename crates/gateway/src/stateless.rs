@@ -9,9 +9,10 @@ use mcpclient::RawParams;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::gateway::{raw, Answer, Inner};
+use crate::gateway::Inner;
 use crate::modern::{self, CACHE_SCOPE, DISCOVER_TTL_MS, MODERN_METHODS};
 use crate::mrtr::Target;
+use crate::wire::{raw, Answer};
 use crate::Session;
 use mcpclient::codes::error;
 

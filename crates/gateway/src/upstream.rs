@@ -10,17 +10,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use mcpclient::{
-    Client, ClientError, ClientOptions, Event, HttpTransport, StdioTransport, TransportError,
-};
+use mcpclient::{Client, ClientError, ClientOptions, Connected, Event, Reach, Spawn};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::bridge::Bridge;
 use crate::gateway::Inner;
 use crate::{
-    UpstreamConfig, UpstreamTransport, HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF,
-    PROBE_TIMEOUT, STABLE_AFTER, START_TIMEOUT,
+    UpstreamConfig, HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, STABLE_AFTER,
+    START_TIMEOUT,
 };
 
 /// Where a server is in its life.
@@ -117,7 +115,7 @@ impl Upstream {
 
     /// Whether the gateway starts this server before anyone asks for it.
     pub(crate) fn starts_eagerly(&self, lazy: bool) -> bool {
-        !lazy || matches!(self.config.transport, UpstreamTransport::Http(_))
+        !lazy || matches!(self.config.transport, Reach::Http(_))
     }
 
     /// Starts the supervisor unless it runs already; true when this call started it.
@@ -232,58 +230,28 @@ pub(crate) async fn supervise(upstream: Arc<Upstream>, gateway: Weak<Inner>) {
     }
 }
 
-/// Starts the server (stdio) or reaches it (HTTP) and connects: the transport's failure, or the
-/// client's.
-async fn connect(
-    config: &UpstreamConfig,
-    options: ClientOptions,
-) -> Result<Result<(Client, mpsc::Receiver<Event>), ClientError>, String> {
-    Ok(match &config.transport {
-        UpstreamTransport::Stdio(command) => {
-            let transport = StdioTransport::spawn_grouped(command).map_err(|e| e.to_string())?;
-            Client::connect_with(transport, options).await
-        }
-        UpstreamTransport::Http(http) => {
-            let transport = HttpTransport::new(http).map_err(|e: TransportError| e.to_string())?;
-            Client::connect_with(transport, options).await
-        }
-    })
-}
-
-/// Connects, and lists what the server offers.
+/// Connects (see [`mcpclient::connect`]), and lists what the server offers.
 pub(crate) async fn start(
     config: &UpstreamConfig,
     options: ClientOptions,
 ) -> Result<(Running, mpsc::Receiver<Event>), String> {
     let failed = |e: &dyn std::fmt::Display| e.to_string();
-    let (client, events) = match connect(config, options.clone()).await? {
-        // A legacy server that exits when probed: started again, and not probed.
-        Err(ClientError::ClosedByProbe) => {
-            let legacy = ClientOptions {
-                protocol: mcpclient::Protocol::Legacy,
-                ..options
-            };
-            connect(config, legacy).await?
-        }
-        connected => connected,
-    }
-    .map_err(|e| failed(&e))?;
+    let Connected { client, events, .. } =
+        mcpclient::connect(&config.transport, options, Spawn::Grouped, START_TIMEOUT)
+            .await
+            .map_err(|e| failed(&e))?;
     if offers(&client, "tools") {
         client.list_tools().await.map_err(|e| failed(&e))?;
     }
     let lists = list_others(&client).await;
-    Ok((
-        {
-            let (flush, flushes) = mpsc::unbounded_channel();
-            Running {
-                client,
-                lists: Mutex::new(lists),
-                flush,
-                flushes: Mutex::new(Some(flushes)),
-            }
-        },
-        events,
-    ))
+    let (flush, flushes) = mpsc::unbounded_channel();
+    let running = Running {
+        client,
+        lists: Mutex::new(lists),
+        flush,
+        flushes: Mutex::new(Some(flushes)),
+    };
+    Ok((running, events))
 }
 
 fn offers(client: &Client, capability: &str) -> bool {
@@ -337,7 +305,7 @@ async fn watch_events(
     mut events: mpsc::Receiver<Event>,
     gateway: &Weak<Inner>,
 ) -> String {
-    let http = matches!(upstream.config.transport, UpstreamTransport::Http(_));
+    let http = matches!(upstream.config.transport, Reach::Http(_));
     let mut health = tokio::time::interval(HEALTH_INTERVAL);
     health.tick().await;
     let mut flushes = running

@@ -40,9 +40,9 @@ class Contact(BaseModel):
 
 
 @mcp.tool()
-async def greet(ctx: Context) -> str:
-    """Asks the user for a name and an age, and greets them."""
-    answer = await ctx.elicit(message="Who are you?", schema=Contact)
+async def greet(ctx: Context, question: str = "Who are you?") -> str:
+    """Asks the user `question` for a name and an age, and greets them."""
+    answer = await ctx.elicit(message=question, schema=Contact)
     if answer.action == "accept":
         return f"hello {answer.data.name}, {answer.data.age}"
     return answer.action

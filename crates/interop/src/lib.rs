@@ -92,6 +92,49 @@ pub fn ts26(peer: &str) -> Option<(String, String)> {
     Some((node.display().to_string(), script.display().to_string()))
 }
 
+/// The `node_modules` that has the MCP TypeScript SDK (npm `@modelcontextprotocol/sdk`), for
+/// the client scripts of `peers/` that load it from there.
+pub fn ts_sdk() -> Option<PathBuf> {
+    let dir = interop_dir().join("node_modules");
+    installed(
+        dir.join("@modelcontextprotocol/sdk/package.json"),
+        "the MCP TypeScript SDK",
+    )?;
+    Some(dir)
+}
+
+/// How long a client script may take to run to its end.
+const CLIENT_RUN: Duration = Duration::from_secs(120);
+
+/// Runs a client script (`program args`) to its end, at most [`CLIENT_RUN`]: its standard
+/// output. A client that fails fails the test, with everything it wrote.
+pub async fn run_client(program: &std::path::Path, args: &[String]) -> String {
+    let out = tokio::time::timeout(
+        CLIENT_RUN,
+        Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "{} {args:?} did not finish within {CLIENT_RUN:?}",
+            program.display()
+        )
+    })
+    .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "client failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// A file of `peers/`.
 pub fn peer_file(name: &str) -> String {
     format!("{CRATE}/peers/{name}")
@@ -193,6 +236,7 @@ pub fn http_to(url: &str) -> (Recording<'static, HttpTransport>, HttpSession) {
     let transport = HttpTransport::new(&HttpConfig {
         url: url.to_owned(),
         headers: vec![("X-Mcpx-Test".into(), "interop".into())],
+        auth: None,
     })
     .unwrap();
     let session = transport.session();

@@ -12,10 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcpclient::{
-    Connection, Event, HttpConfig, HttpTransport, RpcError, StdioCommand, StdioTransport,
-    OFFERED_VERSION,
-};
+use mcpclient::{Connection, Event, Reach, RpcError, Spawn, OFFERED_VERSION};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
@@ -33,15 +30,6 @@ pub fn resident_kib(pid: u32) -> Option<u64> {
 
 /// Bytes of an unexpected result quoted in a failure.
 const MAX_QUOTED_RESULT: usize = 300;
-
-/// What is under load.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// A server (or `mcpx serve`) started once per client connection.
-    Stdio(StdioCommand),
-    /// A Streamable HTTP endpoint; each client connection is a session.
-    Http(HttpConfig),
-}
 
 /// One kind of call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,14 +145,11 @@ impl Tally {
 
 /// Connects one client: the handshake, and a task counting unmatched answers.
 async fn connect(
-    target: &Target,
+    target: &Reach,
     timeout: Duration,
     unmatched: Arc<AtomicU64>,
 ) -> anyhow::Result<Connection> {
-    let (connection, events) = match target {
-        Target::Stdio(command) => Connection::start(StdioTransport::spawn(command)?),
-        Target::Http(config) => Connection::start(HttpTransport::new(config)?),
-    };
+    let (connection, events) = Connection::start(target.open(Spawn::Inline)?);
     tokio::spawn(count_unmatched(events, unmatched));
     let params = json!({"protocolVersion": OFFERED_VERSION, "capabilities": {},
         "clientInfo": {"name": "mcpx-load", "version": env!("CARGO_PKG_VERSION")}});
@@ -187,7 +172,7 @@ async fn count_unmatched(mut events: mpsc::Receiver<Event>, unmatched: Arc<Atomi
 ///
 /// # Errors
 /// A client could not connect or complete its handshake.
-pub async fn run(target: &Target, load: &Load) -> anyhow::Result<Report> {
+pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
     anyhow::ensure!(!load.mix.is_empty(), "the mix of calls is empty");
     let unmatched = Arc::new(AtomicU64::new(0));
     let mut connections = Vec::new();

@@ -13,6 +13,16 @@
 //! server sends unprompted (a 405 means it offers none). A stream that ends before the answer
 //! it carries is resumed by a GET with `Last-Event-ID` after the server's `retry` delay, as is
 //! the GET stream; at most [`MAX_RESUMPTIONS`] times in a row without progress.
+//!
+//! A request is sent at most once. One that fails after hyper may have written a byte of it
+//! (the connection closed or was reset before the answer) is never sent again: the server may
+//! have received it, and hyper's error cannot tell. A stale keep-alive connection is made
+//! harmless instead: before each request the runtime reads what arrived on idle connections
+//! (`send`), so a close the server sent while the runtime was busy is seen before the pool
+//! hands that connection out; a request hyper gives back unwritten, because its pooled
+//! connection closed first, hyper-util sends on another connection (reqwest leaves its
+//! `retry_canceled_requests` on): received once too. What is left is a close that crosses the
+//! request on the wire, which [`POOL_IDLE_TIMEOUT`] keeps away.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -71,13 +81,44 @@ const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_HEADER: HeaderName = HeaderName::from_static("last-event-id");
 
-/// Where a Streamable HTTP server is: the `url` and `headers` of an `mcpServers` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Where a Streamable HTTP server is: the `url` and `headers` of an `mcpServers` entry, and
+/// what authorizes its requests when it needs OAuth. Its `Debug` shows the headers' names,
+/// never their values (tokens), and only whether there is an `auth` provider.
+#[derive(Clone, Default)]
 pub struct HttpConfig {
     /// The MCP endpoint, `http://` or `https://`.
     pub url: String,
     /// Headers sent with every request (an `Authorization` token, say).
     pub headers: Vec<(String, String)>,
+    /// What gives each request its `Authorization` header and is told of each 401 and 403
+    /// ([`HttpAuth`]); `None` for a server that needs no OAuth.
+    pub auth: Option<Arc<dyn HttpAuth>>,
+}
+
+impl PartialEq for HttpConfig {
+    /// The same endpoint and headers, and the same provider (the one instance) or none.
+    fn eq(&self, other: &HttpConfig) -> bool {
+        self.url == other.url
+            && self.headers == other.headers
+            && match (&self.auth, &other.auth) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for HttpConfig {}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpConfig")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .field("auth", &self.auth.is_some())
+            .finish()
+    }
 }
 
 /// A connection to a Streamable HTTP server.
@@ -146,30 +187,12 @@ struct Session {
 }
 
 impl HttpTransport {
-    /// A transport for the server at `config.url`. Nothing is sent until the first frame.
+    /// A transport for the server at `config.url`, its requests authorized by `config.auth`
+    /// when given. Nothing is sent until the first frame.
     ///
     /// # Errors
     /// [`TransportError::Config`] for a URL that is not `http(s)://`, or a malformed header.
     pub fn new(config: &HttpConfig) -> Result<HttpTransport, TransportError> {
-        HttpTransport::build(config, None)
-    }
-
-    /// A transport whose requests `auth` authorizes: it gives each request its
-    /// `Authorization` header and is told of each 401 and 403 ([`HttpAuth`]).
-    ///
-    /// # Errors
-    /// As [`HttpTransport::new`].
-    pub fn with_auth(
-        config: &HttpConfig,
-        auth: Arc<dyn HttpAuth>,
-    ) -> Result<HttpTransport, TransportError> {
-        HttpTransport::build(config, Some(auth))
-    }
-
-    fn build(
-        config: &HttpConfig,
-        auth: Option<Arc<dyn HttpAuth>>,
-    ) -> Result<HttpTransport, TransportError> {
         let url = Url::parse(&config.url)
             .map_err(|e| TransportError::Config(format!("url `{}`: {e}", config.url)))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -205,7 +228,7 @@ impl HttpTransport {
             requests: Mutex::default(),
             tool_headers: ToolHeaders::default(),
             modern: AtomicBool::new(false),
-            auth,
+            auth: config.auth.clone(),
         });
         Ok(HttpTransport {
             sink: HttpSink { shared },
@@ -521,7 +544,7 @@ impl Shared {
     /// to it, and the request sent again when it says so, [`MAX_AUTH_RETRIES`] times at most.
     async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, SendError> {
         let Some(auth) = &self.auth else {
-            return request.send().await.map_err(SendError::Http);
+            return send(request).await.map_err(SendError::Http);
         };
         let mut retries = 0;
         loop {
@@ -543,9 +566,9 @@ impl Shared {
             // Bodies are text, so a request can always be copied; one that could not is sent
             // once.
             let Some(attempt) = request.try_clone() else {
-                return authorized(request).send().await.map_err(SendError::Http);
+                return send(authorized(request)).await.map_err(SendError::Http);
             };
-            let response = authorized(attempt).send().await.map_err(SendError::Http)?;
+            let response = send(authorized(attempt)).await.map_err(SendError::Http)?;
             let status = response.status();
             let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
             if !refused || retries >= MAX_AUTH_RETRIES {
@@ -1167,6 +1190,17 @@ fn with_id(frame: &Frame, id: &str) -> Option<Frame> {
         serde_json::value::RawValue::from_string(id.to_owned()).ok()?,
     );
     Frame::parse(members.to_raw().get()).ok()
+}
+
+/// Sends `request`, once. First the runtime polls its I/O driver (a yielded task is woken after
+/// it): a close that the server sent on an idle keep-alive connection while this runtime was
+/// busy is read now, so the pool does not hand that connection out, or hyper gives the request
+/// back unwritten and hyper-util sends it on another connection. Without this, the request is
+/// written to the closed connection and fails, and a request that may have been received is
+/// never sent again.
+async fn send(request: reqwest::RequestBuilder) -> reqwest::Result<reqwest::Response> {
+    tokio::task::yield_now().await;
+    request.send().await
 }
 
 /// Whether `frame` is the response to the request with id `request_id` (JSON text).

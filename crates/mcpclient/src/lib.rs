@@ -25,6 +25,7 @@ mod lines;
 mod message;
 mod modern;
 mod params;
+mod reach;
 mod rpc;
 mod serve;
 mod sse;
@@ -60,12 +61,16 @@ pub use modern::{
     META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN_VERSION, REQUEST_META_KEYS,
 };
 pub use params::{count_values, RawParams};
+pub use reach::{
+    connect, expand, ConnectError, Connected, EntryError, Reach, ReachSink, ReachSource,
+    ReachTransport, Spawn,
+};
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{
     StderrTail, StdioCommand, StdioSink, StdioSource, StdioTransport, MAX_STDERR_LINES, STOP_GRACE,
 };
 pub use tools::{
-    CallOutcome, Tool, Warning, HEADER_WARNING, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING,
+    CallOutcome, Tool, Upgraded, Warning, HEADER_WARNING, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING,
 };
 pub use transport::{FrameSink, FrameSource, Received, Transport, TransportError};

@@ -32,7 +32,8 @@ pub const MAX_STDERR_LINES: usize = 200;
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// How to start a stdio server: the `command`, `args`, `env` and `cwd` of an `mcpServers` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Its `Debug` shows the variables' names, never their values (API keys).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct StdioCommand {
     /// The program.
     pub program: String,
@@ -42,6 +43,19 @@ pub struct StdioCommand {
     pub env: HashMap<String, String>,
     /// The working directory, if not the current one.
     pub cwd: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for StdioCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.env.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        f.debug_struct("StdioCommand")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &names)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
 }
 
 /// A running stdio server.

@@ -1,6 +1,8 @@
 //! A listed tool with its schemas compiled once, and the warn-only check of its outputs.
 
-use schemaval::{CompileError, Schema};
+use std::sync::OnceLock;
+
+use schemaval::{CompileError, Dialect, NotUpgradable, Schema};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -31,6 +33,20 @@ pub struct Tool {
     pub(crate) name: String,
     pub(crate) input: Result<Schema, CompileError>,
     pub(crate) output: Option<Result<Schema, CompileError>>,
+    /// The tool as 2020-12, built on first use (only a gateway presenting 2020-12 needs it).
+    upgraded: OnceLock<Upgraded>,
+}
+
+/// A tool as presented to clients that accept only JSON Schema 2020-12: each schema that compiles
+/// and can be upgraded exactly is the equivalent 2020-12 document; any other is passed on
+/// unchanged, with the reason. Calls are still checked against the schemas as listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upgraded {
+    /// The tool object, unknown fields kept.
+    pub tool: Value,
+    /// Each schema passed on unchanged because it cannot be upgraded exactly:
+    /// `inputSchema` or `outputSchema`, and why.
+    pub not_upgradable: Vec<(&'static str, NotUpgradable)>,
 }
 
 impl Tool {
@@ -43,6 +59,33 @@ impl Tool {
             name,
             input,
             output,
+            upgraded: OnceLock::new(),
+        })
+    }
+
+    /// The tool as 2020-12 (see [`Upgraded`]), computed once.
+    pub fn upgraded(&self) -> &Upgraded {
+        self.upgraded.get_or_init(|| {
+            let mut tool = self.raw.clone();
+            let mut not_upgradable = Vec::new();
+            for (which, compiled) in [
+                ("inputSchema", Some(&self.input)),
+                ("outputSchema", self.output.as_ref()),
+            ] {
+                // A schema that does not compile is refused (input) or unchecked (output) as
+                // listed; presenting it otherwise would hide that.
+                let (Some(Ok(_)), Some(schema)) = (compiled, self.raw.get(which)) else {
+                    continue;
+                };
+                match schemaval::upgrade(schema, Dialect::Draft202012) {
+                    Ok(upgraded) => tool[which] = upgraded,
+                    Err(reason) => not_upgradable.push((which, reason)),
+                }
+            }
+            Upgraded {
+                tool,
+                not_upgradable,
+            }
         })
     }
 

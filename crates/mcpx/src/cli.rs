@@ -47,7 +47,7 @@ pub(crate) enum Command {
     },
     /// List tools, or show one tool's arguments as a table.
     #[command(
-        after_help = "Examples:\n  mcpx tools\n  mcpx tools demo\n  mcpx tools demo get-sum\n  mcpx tools demo --json"
+        after_help = "Examples:\n  mcpx tools\n  mcpx tools demo\n  mcpx tools demo get-sum\n  mcpx tools demo --json\n  mcpx tools --json --dialect 2020-12"
     )]
     Tools {
         /// Only this server's tools.
@@ -57,6 +57,11 @@ pub(crate) enum Command {
         /// Print the raw tool objects as the server listed them.
         #[arg(long)]
         json: bool,
+        /// With --json: present the schemas in this dialect, as `mcpx serve` does with
+        /// "downstreamDialect" (2020-12: each schema of an older dialect as its exact 2020-12
+        /// equivalent; one that has none as listed, named by `mcpx lint`).
+        #[arg(long, value_name = "DIALECT", requires = "json", value_parser = ["original", "2020-12"], default_value = "original")]
+        dialect: String,
     },
     /// Call a tool; its arguments are checked against its inputSchema before anything is sent.
     #[command(

@@ -10,13 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
-use mcpclient::{HttpConfig, Protocol, StdioCommand};
-use mcpgateway::{InvalidArguments, Isolation, ToolFilter, UpstreamConfig};
+use mcpclient::{Protocol, Reach};
+use mcpgateway::{DownstreamDialect, InvalidArguments, Isolation, ToolFilter, UpstreamConfig};
 use schemaval::Schema;
 use serde_json::Value;
-
-/// How a configured server is reached.
-pub use mcpgateway::UpstreamTransport as Transport;
 
 const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
 
@@ -29,7 +26,7 @@ pub struct Server {
     /// Its key in the file.
     pub name: String,
     /// How it is reached.
-    pub transport: Transport,
+    pub transport: Reach,
     /// `allowTools`/`denyTools`, for the gateway.
     pub tools: ToolFilter,
     /// How long the command line waits for it to start, answer `initialize` and list its
@@ -65,6 +62,8 @@ impl Server {
 pub struct GatewaySection {
     /// What the gateway answers to arguments its schema rejects.
     pub invalid_arguments: InvalidArguments,
+    /// The dialect tool schemas are presented in to clients (`downstreamDialect`).
+    pub downstream_dialect: DownstreamDialect,
     /// Origins the HTTP front accepts besides its own.
     pub allowed_origins: Vec<String>,
     /// Sessions the HTTP front holds at once.
@@ -168,7 +167,7 @@ pub fn parse(
             let at = format!("$.{key}.{name}");
             servers.push(Server {
                 name: name.clone(),
-                transport: transport(entry, &at, lookup)?,
+                transport: Reach::from_entry(entry, &at, lookup)?,
                 tools: ToolFilter {
                     allow: strings(entry.get("allowTools")),
                     deny: strings(entry.get("denyTools")),
@@ -219,6 +218,13 @@ pub fn parse(
             Some("tool-result") => InvalidArguments::ToolResult,
             _ => InvalidArguments::Error,
         },
+        downstream_dialect: match section
+            .and_then(|g| g.get("downstreamDialect"))
+            .and_then(Value::as_str)
+        {
+            Some("2020-12") => DownstreamDialect::Draft202012,
+            _ => DownstreamDialect::Original,
+        },
         allowed_origins: strings(section.and_then(|g| g.get("allowedOrigins"))),
         // The schema bounds both, so the conversions cannot fail.
         max_connections: section
@@ -254,7 +260,10 @@ fn auth(
         section
             .get(field)
             .and_then(Value::as_str)
-            .map(|v| expand(v, lookup).with_context(|| format!("{at}.auth.{field}")))
+            .map(|v| {
+                mcpclient::expand(v, lookup)
+                    .map_err(|problem| anyhow!("{at}.auth.{field}: {problem}"))
+            })
             .transpose()
     };
     Ok(mcpauth::AuthConfig {
@@ -293,85 +302,6 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn transport(
-    entry: &Value,
-    at: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> anyhow::Result<Transport> {
-    let text = |field: &str| entry.get(field).and_then(Value::as_str);
-    let expand_at =
-        |value: &str, field: &str| expand(value, lookup).with_context(|| format!("{at}.{field}"));
-    let map = |field: &str| -> anyhow::Result<Vec<(String, String)>> {
-        let Some(Value::Object(pairs)) = entry.get(field) else {
-            return Ok(Vec::new());
-        };
-        pairs
-            .iter()
-            .map(|(k, v)| {
-                Ok((
-                    k.clone(),
-                    expand_at(v.as_str().unwrap_or_default(), &format!("{field}.{k}"))?,
-                ))
-            })
-            .collect()
-    };
-    if let Some(url) = text("url") {
-        if text("type") == Some("stdio") {
-            bail!("{at}: type is stdio but it has a url");
-        }
-        return Ok(Transport::Http(HttpConfig {
-            url: expand_at(url, "url")?,
-            headers: map("headers")?,
-        }));
-    }
-    if matches!(text("type"), Some("http" | "streamable-http")) {
-        bail!("{at}: type is http but it has no url");
-    }
-    let command = text("command").unwrap_or_default();
-    let args = entry
-        .get("args")
-        .and_then(Value::as_array)
-        .map(|args| {
-            args.iter()
-                .enumerate()
-                .map(|(i, a)| expand_at(a.as_str().unwrap_or_default(), &format!("args[{i}]")))
-                .collect::<anyhow::Result<Vec<_>>>()
-        })
-        .transpose()?
-        .unwrap_or_default();
-    Ok(Transport::Stdio(StdioCommand {
-        program: expand_at(command, "command")?,
-        args,
-        env: map("env")?.into_iter().collect(),
-        cwd: text("cwd").map(PathBuf::from),
-    }))
-}
-
-/// `${VAR}` replaced by the variable's value; a variable that is not set is an error.
-fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| anyhow!("unclosed ${{ in `{text}`"))?;
-        let name = &after[..end];
-        let value = lookup(name).or_else(|| (name == "MCPX_EXE").then(own_exe).flatten());
-        out.push_str(&value.ok_or_else(|| anyhow!("environment variable {name} is not set"))?);
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-fn own_exe() -> Option<String> {
-    std::env::current_exe()
-        .ok()
-        .map(|p| p.display().to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,12 +315,12 @@ mod tests {
         let text = r#"{"mcpServers": {"a": {"command": "srv", "args": ["--x"], "env": {"T": "${TOKEN}"}}},
             "servers": {"b": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}"#;
         let (servers, _) = parse(text, &env).unwrap();
-        let Transport::Stdio(a) = &servers[0].transport else {
+        let Reach::Stdio(a) = &servers[0].transport else {
             panic!()
         };
         assert_eq!(a.env["T"], "s3cret");
         assert_eq!(servers[0].startup_timeout, mcpgateway::START_TIMEOUT);
-        let Transport::Http(b) = &servers[1].transport else {
+        let Reach::Http(b) = &servers[1].transport else {
             panic!()
         };
         assert_eq!(
@@ -409,6 +339,23 @@ mod tests {
         let wrong = r#"{"mcpServers": {"a": {"command": "x", "protocol": "2025-11-25"}}}"#;
         let error = format!("{:#}", parse(wrong, &env).unwrap_err());
         assert!(error.contains("protocol"), "{error}");
+    }
+
+    #[test]
+    fn downstream_dialect_is_original_unless_asked() {
+        let plain = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+        assert_eq!(
+            parse(plain, &env).unwrap().1.downstream_dialect,
+            DownstreamDialect::Original
+        );
+        let asked = r#"{"mcpServers": {"a": {"command": "x"}}, "gateway": {"downstreamDialect": "2020-12"}}"#;
+        assert_eq!(
+            parse(asked, &env).unwrap().1.downstream_dialect,
+            DownstreamDialect::Draft202012
+        );
+        let wrong = r#"{"mcpServers": {"a": {"command": "x"}}, "gateway": {"downstreamDialect": "draft-07"}}"#;
+        let error = format!("{:#}", parse(wrong, &env).unwrap_err());
+        assert!(error.contains("downstreamDialect"), "{error}");
     }
 
     #[test]

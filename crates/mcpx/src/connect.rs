@@ -4,14 +4,13 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use anstream::eprintln;
-use anyhow::Context;
 use mcpclient::{
-    BoxFuture, Client, ClientOptions, ElicitationAnswer, ElicitationHandler, ElicitationRequest,
-    Handlers, HttpTransport, StderrTail, StdioTransport, Tool, Transport,
+    BoxFuture, Client, ClientOptions, ConnectError, Connected, ElicitationAnswer,
+    ElicitationHandler, ElicitationRequest, Handlers, Spawn, StderrTail, Tool,
 };
 use serde_json::{json, Value};
 
-use mcpx::config::{Server, Transport as Reach};
+use mcpx::config::Server;
 
 /// How elicitation requests are answered during a call.
 #[derive(Debug, Clone)]
@@ -139,18 +138,6 @@ impl std::fmt::Display for StartFailure {
 
 impl std::error::Error for StartFailure {}
 
-impl StartFailure {
-    /// The server closed the connection when probed with `server/discover`.
-    fn closed_by_probe(&self) -> bool {
-        self.error.chain().any(|e| {
-            matches!(
-                e.downcast_ref::<mcpclient::ClientError>(),
-                Some(mcpclient::ClientError::ClosedByProbe)
-            )
-        })
-    }
-}
-
 /// A client connected to `server`, its tools listed and compiled, within the server's
 /// `startupTimeout`.
 pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
@@ -163,80 +150,43 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
         protocol: server.protocol,
         ..ClientOptions::default()
     };
-    match attempt(server, options.clone()).await {
-        // A legacy server that exits when probed: started again, and not probed.
-        Err(failure) if failure.closed_by_probe() => {
-            let legacy = ClientOptions {
-                protocol: mcpclient::Protocol::Legacy,
-                ..options
-            };
-            attempt(server, legacy).await
-        }
-        other => other,
-    }
-}
-
-/// One start of `server` with `options`.
-async fn attempt(server: &Server, options: ClientOptions) -> Result<Client, StartFailure> {
     let context = || format!("server '{}'", server.name);
-    let fail = |error: anyhow::Error| StartFailure {
-        error,
+    let reach = crate::login::reach(server).map_err(|error| StartFailure {
+        error: error.context(context()),
         stderr: Vec::new(),
-    };
-    let (started, stderr) = match &server.transport {
-        Reach::Stdio(command) => {
-            let transport = StdioTransport::spawn(command)
-                .with_context(context)
-                .map_err(fail)?;
-            let stderr = transport.stderr();
-            (start(transport, options, server).await, Some(stderr))
-        }
-        Reach::Http(config) => {
-            let auth = crate::login::transport_auth(server)
-                .with_context(context)
-                .map_err(fail)?;
-            let transport = match auth {
-                Some(auth) => HttpTransport::with_auth(config, auth),
-                None => HttpTransport::new(config),
-            }
-            .with_context(context)
-            .map_err(fail)?;
-            (start(transport, options, server).await, None)
-        }
-    };
-    match started {
-        Ok(client) => Ok(client),
-        Err(error) => {
-            let stderr = match stderr {
-                Some(tail) => settled(&tail).await,
-                None => Vec::new(),
-            };
-            Err(StartFailure {
-                error: error.context(context()),
-                stderr,
-            })
-        }
-    }
-}
-
-/// The handshake and the first tool list, bounded by the server's `startupTimeout`.
-async fn start<T: Transport + 'static>(
-    transport: T,
-    options: ClientOptions,
-    server: &Server,
-) -> anyhow::Result<Client> {
-    let timeout = server.startup_timeout;
-    let started = async {
-        let (client, _events) = Client::connect_with(transport, options).await?;
-        client.list_tools().await?;
-        anyhow::Ok(client)
-    };
-    tokio::time::timeout(timeout, started).await.map_err(|_| {
+    })?;
+    // A login the server asks for happens while connecting, and has time of its own.
+    let timeout = server.startup_timeout + crate::login::allowance(server);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let late = || {
         anyhow::anyhow!(
             "did not start and list its tools within {} s (its startupTimeout)",
             timeout.as_secs_f64()
         )
-    })?
+    };
+    let connected = mcpclient::connect(&reach, options, Spawn::Inline, timeout).await;
+    let (error, stderr) = match connected {
+        Ok(Connected { client, stderr, .. }) => {
+            match tokio::time::timeout_at(deadline, client.list_tools()).await {
+                Ok(Ok(_)) => return Ok(client),
+                Ok(Err(error)) => (anyhow::Error::new(error), stderr),
+                Err(_) => (late(), stderr),
+            }
+        }
+        Err(ConnectError::Timeout { stderr, .. }) => (late(), stderr),
+        Err(error) => {
+            let stderr = error.stderr().cloned();
+            (anyhow::Error::new(error), stderr)
+        }
+    };
+    let stderr = match stderr {
+        Some(tail) => settled(&tail).await,
+        None => Vec::new(),
+    };
+    Err(StartFailure {
+        error: error.context(context()),
+        stderr,
+    })
 }
 
 /// The last [`MAX_SHOWN_STDERR_LINES`] of a failed server's stderr, once they stop changing.

@@ -11,8 +11,9 @@ use std::sync::{Arc, OnceLock};
 
 use anstream::eprintln;
 use mcpauth::{AuthError, Authorizer, FileStore, Interaction, KeyringStore, Store};
+use mcpclient::Reach;
 use mcpclient::{AuthFailure, AuthHeader, BoxFuture, HttpAuth, Refusal};
-use mcpx::config::{Server, Transport as Reach};
+use mcpx::config::Server;
 
 /// `--login`: log in when asked even without a terminal.
 static LOGIN_ANYWHERE: OnceLock<bool> = OnceLock::new();
@@ -91,11 +92,7 @@ pub(crate) fn authorizer(
     let Reach::Http(http) = &server.transport else {
         return Ok(None);
     };
-    if http
-        .headers
-        .iter()
-        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
-    {
+    if has_authorization(http) {
         return Ok(None);
     }
     let authorizer = Authorizer::new(&http.url, server.auth.clone(), store()?, interaction)?;
@@ -107,19 +104,49 @@ pub(crate) fn browser() -> Interaction {
     Interaction::Browser(Arc::new(show))
 }
 
-/// The authorization of `server`'s requests during a command, `None` when it needs none.
-pub(crate) fn transport_auth(server: &Server) -> anyhow::Result<Option<Arc<dyn HttpAuth>>> {
+/// How `server` is reached during a command: for an HTTP server, its requests authorized by
+/// its OAuth client, which logs in through the browser when a person can be asked.
+pub(crate) fn reach(server: &Server) -> anyhow::Result<Reach> {
     let interaction = if interactive() {
         browser()
     } else {
         Interaction::Never
     };
-    Ok(authorizer(server, interaction)?.map(|inner| {
-        Arc::new(Hinted {
+    with_auth(server, interaction)
+}
+
+/// How the gateway reaches `server`: with its stored (or client-credentials) tokens, never a
+/// login; a server that needs one fails to start with the line naming `mcpx auth login`.
+pub(crate) fn upstream_reach(server: &Server) -> anyhow::Result<Reach> {
+    with_auth(server, Interaction::Never)
+}
+
+/// How much longer than its `startupTimeout` connecting to `server` may take: the time a
+/// person has to log in, when one can be asked and the server may need it.
+pub(crate) fn allowance(server: &Server) -> std::time::Duration {
+    let oauth = matches!(&server.transport, Reach::Http(http) if !has_authorization(http));
+    if oauth && interactive() {
+        mcpauth::LOGIN_TIMEOUT
+    } else {
+        std::time::Duration::ZERO
+    }
+}
+
+fn has_authorization(http: &mcpclient::HttpConfig) -> bool {
+    http.headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+}
+
+fn with_auth(server: &Server, interaction: Interaction) -> anyhow::Result<Reach> {
+    let mut reach = server.transport.clone();
+    if let (Reach::Http(http), Some(inner)) = (&mut reach, authorizer(server, interaction)?) {
+        http.auth = Some(Arc::new(Hinted {
             inner,
             server: server.name.clone(),
-        }) as Arc<dyn HttpAuth>
-    }))
+        }));
+    }
+    Ok(reach)
 }
 
 /// An authorizer whose "login needed" names the command that logs in.

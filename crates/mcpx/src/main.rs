@@ -57,7 +57,15 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref server,
             ref tool,
             json,
-        } => commands::mcp::tools(&config()?, server.as_deref(), tool.as_deref(), json),
+            ref dialect,
+        } => {
+            let dialect = match dialect.as_str() {
+                "2020-12" => mcpgateway::DownstreamDialect::Draft202012,
+                _ => mcpgateway::DownstreamDialect::Original,
+            };
+            let listing = commands::mcp::Listing { json, dialect };
+            commands::mcp::tools(&config()?, server.as_deref(), tool.as_deref(), listing)
+        }
         Command::Call {
             ref server,
             ref tool,

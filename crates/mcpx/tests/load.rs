@@ -8,9 +8,9 @@ mod common;
 use std::time::Duration;
 
 use common::{config, spec, MCPX};
-use mcpclient::HttpConfig;
+use mcpclient::{HttpConfig, Reach};
 use mcpx_interop::HttpPeer;
-use mcpx_loadgen::{run, Call, Load, Target};
+use mcpx_loadgen::{run, Call, Load};
 use serde_json::Value;
 
 /// How much the gateway's resident memory may grow over the soak after its warm-up.
@@ -38,10 +38,11 @@ fn load(clients: usize, calls: usize) -> Load {
     }
 }
 
-fn target(peer: &HttpPeer) -> Target {
-    Target::Http(HttpConfig {
+fn target(peer: &HttpPeer) -> Reach {
+    Reach::Http(HttpConfig {
         url: peer.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
 }
 
@@ -103,7 +104,7 @@ async fn twenty_thousand_pipelined_calls_through_the_stdio_front_are_each_answer
     let config = config(dir.path(), &[], "", "").display().to_string();
     // 16 in flight on one stdin: the front's pacing must never stall (a lost wake-up once
     // held its input back for good, about one run in ten of this size).
-    let target = Target::Stdio(mcpclient::StdioCommand {
+    let target = Reach::Stdio(mcpclient::StdioCommand {
         program: MCPX.to_owned(),
         args: vec!["--config".to_owned(), config, "serve".to_owned()],
         ..Default::default()

@@ -120,8 +120,30 @@ fn lint_lists_every_schema_that_breaks_the_policy() {
     mcpx(&config).arg("lint").assert().code(1).stdout(
         "demo: fetch-remote: inputSchema: unresolved reference: https://example.com/x.json at $.properties.x['$ref'] (unresolved-reference)\n\
          demo: odd-dialect: outputSchema: unsupported dialect: https://example.com/my-dialect (unsupported-dialect)\n\
-         2 problems\n",
+         demo: legacy-ref: inputSchema: not upgradable: #/definitions/args/properties/copy: reference #/properties/original points into 'properties', which is ignored in the original dialect (presented as listed with \"downstreamDialect\": \"2020-12\"; calls are checked either way)\n\
+         2 problems\n\
+         1 schema not upgradable to 2020-12 (not a problem: mcpx validates them as listed)\n",
     );
+    // The schema that cannot be upgraded is presented as listed; the others as 2020-12.
+    let listed = mcpx(&config)
+        .args(["tools", "demo", "legacy-ref", "--json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    mcpx(&config)
+        .args([
+            "tools",
+            "demo",
+            "legacy-ref",
+            "--json",
+            "--dialect",
+            "2020-12",
+        ])
+        .assert()
+        .code(0)
+        .stdout(listed);
     let clean = config_clean(dir.path());
     mcpx(&clean)
         .arg("lint")
@@ -189,6 +211,45 @@ fn tools_lists_and_describes() {
     insta::assert_snapshot!(String::from_utf8(servers).unwrap(), @"demo	stdio	ok	2025-11-25	6 tools	0 failing the policy");
     mcpx(&config)
         .args(["tools", "demo", "nope"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn tools_json_presents_2020_12_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), r#""demo-server""#);
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = mcpx(&config)
+            .args(args)
+            .assert()
+            .code(0)
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let listed = json(&["tools", "demo", "echo", "--json"]);
+    assert_eq!(
+        listed[0]["inputSchema"]["$schema"],
+        "http://json-schema.org/draft-07/schema#"
+    );
+    let upgraded = json(&["tools", "demo", "echo", "--json", "--dialect", "2020-12"]);
+    let mut want = listed.clone();
+    want[0]["inputSchema"]["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
+    assert_eq!(upgraded, want);
+    // A 2020-12 (or undeclared) schema is presented unchanged.
+    assert_eq!(
+        json(&["tools", "demo", "get-sum", "--json", "--dialect", "2020-12"]),
+        json(&["tools", "demo", "get-sum", "--json"])
+    );
+    // --dialect is for --json only, and knows two values.
+    mcpx(&config)
+        .args(["tools", "--dialect", "2020-12"])
+        .assert()
+        .code(2);
+    mcpx(&config)
+        .args(["tools", "--json", "--dialect", "draft-07"])
         .assert()
         .code(2);
 }

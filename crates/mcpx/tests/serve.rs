@@ -243,6 +243,51 @@ async fn invalid_arguments_can_be_answered_as_a_tool_result() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn schemas_can_be_presented_as_2020_12_and_calls_are_checked_as_listed() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let tools = |answer: Frame| -> Vec<Value> {
+        answer.value().unwrap()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let listed = {
+        let config = config(dir.path(), &[], "", "");
+        let mut client = Downstream::start(&config, &[], json!({})).await;
+        tools(client.request("tools/list", json!({})).await)
+    };
+    let sub = dir.path().join("upgraded");
+    std::fs::create_dir_all(&sub).unwrap();
+    let config = config(&sub, &[], "", r#"{"downstreamDialect": "2020-12"}"#);
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let presented = tools(client.request("tools/list", json!({})).await);
+    assert_eq!(presented.len(), listed.len());
+    for (p, l) in presented.iter().zip(&listed) {
+        if l["name"] == "demo__echo" {
+            assert_eq!(
+                l["inputSchema"]["$schema"],
+                "http://json-schema.org/draft-07/schema#"
+            );
+            let mut want = l.clone();
+            want["inputSchema"]["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
+            assert_eq!(p, &want);
+        } else {
+            assert_eq!(p, l, "a 2020-12 tool is presented as listed");
+        }
+    }
+    let rejected = client
+        .call("demo__echo", json!({"text": ""}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        rejected["error"]["data"]["violations"],
+        json!(["$.text: minLength: got 0 characters, want 1"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_call_is_cancelled_upstream_and_gets_no_answer() {
     let Some(spec) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{config, demo_transcript, spec, MCPX};
-use mcpx_interop::{everything, installed, peer_file, python, HttpPeer};
+use mcpx_interop::{everything, peer_file, python, run_client, ts_sdk, HttpPeer};
 use serde_json::{json, Value};
 
 /// The config: the demo server and the reference server (over stdio).
@@ -17,37 +17,13 @@ fn both(dir: &Path, everything: &Path) -> PathBuf {
     config(dir, &[], &format!(r#""everything": {reference}"#), "")
 }
 
-fn node_modules() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/interop/node_modules");
-    installed(
-        dir.join("@modelcontextprotocol/sdk/package.json"),
-        "the MCP TypeScript SDK",
-    )?;
-    Some(dir)
-}
-
 /// A client's report: one JSON object per step, by the step's name.
 type Report = std::collections::HashMap<String, Value>;
 
 /// Runs a client script to its end; its report, one JSON object per step, by step name.
 async fn run(program: &Path, args: &[String]) -> Report {
-    let out = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        tokio::process::Command::new(program)
-            .args(args)
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("the client finished in time")
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "client failed:\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    run_client(program, args)
+        .await
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .map(|v| (v["step"].as_str().unwrap().to_owned(), v))
@@ -148,8 +124,7 @@ async fn python_client(front: &str) {
 }
 
 async fn typescript_client(front: &str) {
-    let (Some(_), Some(node_modules), Some(everything)) = (spec(), node_modules(), everything())
-    else {
+    let (Some(_), Some(node_modules), Some(everything)) = (spec(), ts_sdk(), everything()) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -1,13 +1,15 @@
 //! Sessions that never mix: several clients of one `mcpx serve --http`, each asked only what its
 //! own calls caused. Real peers: the Python SDK server (over Streamable HTTP, where a server's
 //! question arrives on the stream of the call that caused it, and over stdio, where nothing
-//! says whose call asked).
+//! says whose call asked). The clients are mcpx's own and, at the end, the official Python and
+//! TypeScript SDK clients (`peers/sdk_client_isolation.*`), several processes at once.
 //!
 //! Sessions are a 2025-era notion: these clients speak 2025-11-25 (the modern era's isolation,
 //! one request at a time, is tested in serve_modern.rs and serve_translate.rs).
 
 mod common;
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -18,7 +20,7 @@ use mcpclient::{
     SamplingHandler,
 };
 use mcpspec::Recording;
-use mcpx_interop::{peer_file, python, python_over_http, HttpPeer};
+use mcpx_interop::{peer_file, python, python_over_http, run_client, ts_sdk, HttpPeer};
 use serde_json::{json, Value};
 
 /// Concurrent calls per client and per tool.
@@ -74,6 +76,7 @@ async fn client(gateway: &HttpPeer, name: &'static str) -> (Client, Named) {
     let transport = HttpTransport::new(&HttpConfig {
         url: gateway.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
     .unwrap();
     let options = ClientOptions {
@@ -185,6 +188,7 @@ async fn plain_client(
     let transport = HttpTransport::new(&HttpConfig {
         url: gateway.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
     .unwrap();
     let (client, events) = Client::connect_with(
@@ -389,4 +393,167 @@ async fn a_per_session_server_asks_each_session_only_its_own_questions() {
         left = running();
     }
     assert_eq!(left, 2, "alice's process stops with her session");
+}
+
+/// Calls per tool that each official SDK client makes, all at once.
+const SDK_CALLS: usize = 20;
+
+/// An official SDK, as a client.
+#[derive(Clone, Copy, Debug)]
+enum Sdk {
+    Python,
+    TypeScript,
+}
+
+/// The server the gateway fronts in an SDK isolation test.
+#[derive(Clone, Copy)]
+enum Upstream {
+    /// The Python SDK server over Streamable HTTP, shared: a question is routed by the stream
+    /// of the POST it arrives on.
+    SharedHttp,
+    /// The Python SDK server over stdio with `"isolation": "per-session"`: a process per session.
+    PerSessionStdio,
+}
+
+/// `sdk_client_isolation.{py,cjs}` of `sdk` as `name`, against `url`: the program and its
+/// arguments; `None` (skipped) when that SDK is not installed.
+fn sdk_client(sdk: Sdk, url: &str, name: &str, prefix: &str) -> Option<(PathBuf, Vec<String>)> {
+    let calls = SDK_CALLS.to_string();
+    let (program, mut args) = match sdk {
+        Sdk::Python => (python()?, vec![peer_file("sdk_client_isolation.py")]),
+        Sdk::TypeScript => (
+            PathBuf::from("node"),
+            vec![
+                peer_file("sdk_client_isolation.cjs"),
+                ts_sdk()?.display().to_string(),
+            ],
+        ),
+    };
+    args.extend([url, name, &calls, prefix].map(str::to_owned));
+    Some((program, args))
+}
+
+/// One SDK client's summary: each question it was asked is its own, asked once; each call
+/// it made was answered, and by it.
+fn assert_own_answers(name: &str, summary: &Value) {
+    assert_eq!(summary["client"], name);
+    let own = format!("{name} ");
+    let asked = summary["asked"].as_array().unwrap();
+    let foreign: Vec<&Value> = asked
+        .iter()
+        .filter(|q| !q["text"].as_str().unwrap_or_default().starts_with(&own))
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "{name} was asked {} questions of other clients: {foreign:?}",
+        foreign.len()
+    );
+    let mut asked: Vec<(String, String)> = asked
+        .iter()
+        .map(|q| {
+            let field = |key: &str| q[key].as_str().unwrap_or_default().to_owned();
+            (field("kind"), field("text"))
+        })
+        .collect();
+    asked.sort();
+    let mut expected: Vec<(String, String)> = (0..SDK_CALLS)
+        .flat_map(|i| {
+            [
+                ("elicitation".to_owned(), format!("{name} question {i}")),
+                ("sampling".to_owned(), format!("{name} text {i}")),
+            ]
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(asked, expected, "the questions {name} was asked");
+
+    let results = summary["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2 * SDK_CALLS, "{name}'s results");
+    for result in results {
+        let question = result["question"].as_str().unwrap();
+        let want = match result["tool"].as_str().unwrap() {
+            "greet" => format!("hello {name} answering {question}, 7"),
+            _ => format!("summary by {name} of {question}"),
+        };
+        assert_eq!(result["text"], want.as_str(), "{name}'s call: {result}");
+        assert_eq!(result["isError"], false, "{name}'s call: {result}");
+    }
+}
+
+/// The gateway in front of `upstream`, and two clients of `sdks` at once, each calling an
+/// eliciting and a sampling tool `SDK_CALLS` times at once: every answer lands with its own
+/// caller, zero cross-deliveries, every call answered.
+async fn sdk_clients_never_mix(upstream: Upstream, sdks: [Sdk; 2]) {
+    let (Some(_), Some(python)) = (spec(), python()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_http_upstream, extra, prefix) = match upstream {
+        Upstream::SharedHttp => {
+            let Some(peer) = python_over_http().await else {
+                return;
+            };
+            let extra = format!(r#""py": {{"url": "{}"}}"#, peer.url);
+            (Some(peer), extra, "py__")
+        }
+        Upstream::PerSessionStdio => {
+            let extra = json!({"pys": {"command": python,
+                "args": [peer_file("python_peer.py"), "stdio"], "isolation": "per-session"}})
+            .to_string();
+            (None, extra[1..extra.len() - 1].to_owned(), "pys__")
+        }
+    };
+    let gateway = gateway(dir.path(), &extra).await;
+    let names: Vec<String> = ["alice", "bob"]
+        .iter()
+        .zip(sdks)
+        .map(|(name, sdk)| format!("{name}-{sdk:?}"))
+        .collect();
+    let mut runs = Vec::new();
+    for (sdk, name) in sdks.iter().zip(&names) {
+        let Some((program, args)) = sdk_client(*sdk, &gateway.url, name, prefix) else {
+            return;
+        };
+        runs.push(async move { run_client(&program, &args).await });
+    }
+    let outputs = futures_util::future::join_all(runs).await;
+    for (name, output) in names.iter().zip(&outputs) {
+        let summary: Value = serde_json::from_str(output.trim())
+            .unwrap_or_else(|e| panic!("{name}'s summary: {e}: {output}"));
+        assert_own_answers(name, &summary);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_clients_never_mix_over_a_shared_http_server() {
+    sdk_clients_never_mix(Upstream::SharedHttp, [Sdk::Python, Sdk::Python]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_sdk_clients_never_mix_over_a_shared_http_server() {
+    sdk_clients_never_mix(Upstream::SharedHttp, [Sdk::TypeScript, Sdk::TypeScript]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_and_typescript_sdk_clients_never_mix_over_a_shared_http_server() {
+    sdk_clients_never_mix(Upstream::SharedHttp, [Sdk::Python, Sdk::TypeScript]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_clients_never_mix_over_a_per_session_stdio_server() {
+    sdk_clients_never_mix(Upstream::PerSessionStdio, [Sdk::Python, Sdk::Python]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_sdk_clients_never_mix_over_a_per_session_stdio_server() {
+    sdk_clients_never_mix(
+        Upstream::PerSessionStdio,
+        [Sdk::TypeScript, Sdk::TypeScript],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_and_typescript_sdk_clients_never_mix_over_a_per_session_stdio_server() {
+    sdk_clients_never_mix(Upstream::PerSessionStdio, [Sdk::Python, Sdk::TypeScript]).await;
 }

@@ -13,7 +13,8 @@
 //!   for bounds, `multipleOf`, `enum`, `const` and `uniqueItems`.
 //! - **Flat errors.** Every problem is one line, `$.count: got string, want integer`.
 //! - **Dialects.** No `$schema` means 2020-12; draft-04, -06, -07 and 2019-09 are honoured by
-//!   their own rules; anything else is a [`CompileError::UnsupportedDialect`].
+//!   their own rules; anything else is a [`CompileError::UnsupportedDialect`]. [`upgrade`] presents
+//!   an older dialect's document as the equivalent 2020-12 one, or says why it cannot.
 //!
 //! This crate is the only place in the workspace that uses the underlying validator.
 
@@ -26,6 +27,8 @@ mod limits;
 mod path;
 mod refs;
 mod schema;
+mod upgrade;
+mod upgrade_error;
 mod validate_error;
 mod violation;
 
@@ -35,9 +38,12 @@ pub use json::parse_json;
 pub use limits::{
     MAX_DEPTH, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS,
     MAX_REFS_FOR_CYCLE_SEARCH, MAX_REGEX_BACKTRACKS, MAX_REGEX_SIZE, MAX_SCHEMA_BYTES,
+    MAX_UPGRADE_PASSES,
 };
 #[doc(hidden)]
 pub use schema::policy_options;
 pub use schema::{Compiler, Schema};
+pub use upgrade::upgrade;
+pub use upgrade_error::NotUpgradable;
 pub use validate_error::ValidateError;
 pub use violation::Violation;

@@ -36,3 +36,8 @@ pub const MAX_LISTED_ALTERNATIVES: usize = 4;
 /// taken to recurse (so its instances' depth is measured). Bounds the quadratic search on hostile
 /// documents; real tool schemas have tens.
 pub const MAX_REFS_FOR_CYCLE_SEARCH: usize = 2_000;
+
+/// Most passes the 2020-12 upgrade makes over a document whose references point into places that
+/// are not schema positions (each pass may reveal such a place holding further references).
+/// Real schemas need one; the suite's deepest case needs two.
+pub const MAX_UPGRADE_PASSES: usize = 8;

@@ -14,49 +14,21 @@
 #![allow(clippy::print_stderr)] // a test reports what it skipped and counted
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use schemaval::{parse_json, CompileError, Compiler, Dialect};
-use serde_json::Value;
+
+mod suite_files;
+use suite_files::{files, needs_remote, suite_root};
 
 /// Tests that do not pass under the policy, as `file :: group :: test`, each with its reason.
 const EXPECTED_FAILURES: &[(&str, &str)] = &[];
-
-/// Where the remote documents of the suite would be served; the policy never fetches them.
-const REMOTE: &str = "http://localhost:1234/";
-
-fn suite_root() -> Option<PathBuf> {
-    let root = match std::env::var_os("JSON_SCHEMA_TEST_SUITE") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/json-schema-test-suite"),
-    };
-    if root.join("tests").is_dir() {
-        return Some(root);
-    }
-    let msg = format!(
-        "JSON-Schema-Test-Suite not found at {} (run scripts/fetch-test-suite or set JSON_SCHEMA_TEST_SUITE)",
-        root.display()
-    );
-    assert!(std::env::var_os("CI").is_none(), "{msg}");
-    eprintln!("skipped: {msg}");
-    None
-}
 
 #[derive(Default)]
 struct Tally {
     passed: usize,
     remote: usize,
     failures: BTreeSet<String>,
-}
-
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    out.sort();
-    out
 }
 
 fn run_file(root: &Path, file: &Path, compiler: Compiler, formats_pass: bool, tally: &mut Tally) {
@@ -69,7 +41,6 @@ fn run_file(root: &Path, file: &Path, compiler: Compiler, formats_pass: bool, ta
     let groups = parse_json(&text).unwrap();
     for group in groups.as_array().unwrap() {
         let gname = group["description"].as_str().unwrap();
-        let schema_text = serde_json::to_string(&group["schema"]).unwrap();
         let tests = group["tests"].as_array().unwrap();
         match compiler.compile(&group["schema"]) {
             Ok(schema) => {
@@ -88,7 +59,7 @@ fn run_file(root: &Path, file: &Path, compiler: Compiler, formats_pass: bool, ta
                 }
             }
             Err(CompileError::UnresolvedRef { .. } | CompileError::UnsupportedDialect { .. })
-                if schema_text.contains(REMOTE) || needs_unknown_remote(&group["schema"]) =>
+                if needs_remote(&group["schema"]) =>
             {
                 tally.remote += tests.len();
             }
@@ -102,12 +73,6 @@ fn run_file(root: &Path, file: &Path, compiler: Compiler, formats_pass: bool, ta
             }
         }
     }
-}
-
-/// A reference to a document that is neither the schema itself nor a metaschema, on any host.
-fn needs_unknown_remote(schema: &Value) -> bool {
-    let text = serde_json::to_string(schema).unwrap();
-    text.contains("\"$ref\":\"http") && !text.contains("json-schema.org")
 }
 
 fn run_dialect(root: &Path, dialect: &str, default: Dialect, optional: &[&str]) -> Tally {

@@ -14,12 +14,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mcpclient::{HttpConfig, StdioCommand};
-use mcpx_loadgen::{run, Call, Load, Target};
+use mcpclient::{HttpConfig, Reach, StdioCommand};
+use mcpx_loadgen::{run, Call, Load};
 
 const USAGE: &str = "usage: mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting] [--prefix P] [--timeout SECONDS] (--http URL [--header NAME:VALUE]... | -- PROGRAM ARG...)";
 
-fn parse(args: Vec<String>) -> Result<(Target, Load), String> {
+fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
     let mut load = Load {
         clients: 1,
         concurrency: 1,
@@ -64,13 +64,20 @@ fn parse(args: Vec<String>) -> Result<(Target, Load), String> {
                     args: args.collect(),
                     ..StdioCommand::default()
                 };
-                return Ok((Target::Stdio(command), load));
+                return Ok((Reach::Stdio(command), load));
             }
             _ => return Err(USAGE.to_owned()),
         }
     }
     let url = url.ok_or(USAGE)?;
-    Ok((Target::Http(HttpConfig { url, headers }), load))
+    Ok((
+        Reach::Http(HttpConfig {
+            url,
+            headers,
+            auth: None,
+        }),
+        load,
+    ))
 }
 
 fn main() -> ExitCode {

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use anstream::println;
 use serde_json::json;
 
-use mcpx::config::{Config, Transport as Reach};
+use mcpclient::Reach;
+use mcpx::config::Config;
 
 use crate::cli::AuthCommand;
 use crate::login;

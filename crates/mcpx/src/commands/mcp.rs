@@ -9,6 +9,7 @@ use anstream::eprintln;
 use anyhow::Context;
 use base64::Engine;
 use mcpclient::{CallOptions, Client, ClientError, RpcError, Tool};
+use mcpgateway::DownstreamDialect;
 use serde_json::{json, Value};
 
 use crate::cli::{EXIT_NO, EXIT_TROUBLE};
@@ -121,14 +122,30 @@ fn start_chosen<'c>(
     Ok((clients, failed))
 }
 
+/// How `mcpx tools` prints: lines or JSON, schemas in which dialect (JSON only).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Listing {
+    pub(crate) json: bool,
+    pub(crate) dialect: DownstreamDialect,
+}
+
+/// A tool object as `dialect` presents it.
+fn presented(tool: &Tool, dialect: DownstreamDialect) -> Value {
+    match dialect {
+        DownstreamDialect::Draft202012 => tool.upgraded().tool.clone(),
+        DownstreamDialect::Original => tool.raw().clone(),
+    }
+}
+
 /// `mcpx tools [SERVER [TOOL]]`; without SERVER, exit 2 when a server failed to start (after
 /// listing the others).
 pub(crate) fn tools(
     config: &Config,
     server: Option<&str>,
     tool_name: Option<&str>,
-    json_out: bool,
+    listing: Listing,
 ) -> anyhow::Result<ExitCode> {
+    let json_out = listing.json;
     let rt = runtime()?;
     let (started, failed) = start_chosen(&rt, config, server)?;
     let mut out = String::new();
@@ -138,7 +155,7 @@ pub(crate) fn tools(
         if let Some(name) = tool_name {
             let tool = tool(&tools, &server.name, name)?;
             if json_out {
-                raw.push(tool.raw().clone());
+                raw.push(presented(tool, listing.dialect));
             } else {
                 out.push_str(&describe(tool));
             }
@@ -146,7 +163,7 @@ pub(crate) fn tools(
         }
         for tool in tools.iter() {
             if json_out {
-                raw.push(tool.raw().clone());
+                raw.push(presented(tool, listing.dialect));
             } else {
                 let mark = if tool.input_error().is_some() {
                     "  (inputSchema fails the policy: calls refused)"
@@ -438,12 +455,14 @@ fn save(dir: &Path, tool: &str, index: usize, mime: &str, bytes: &[u8]) -> anyho
 }
 
 /// `mcpx lint [SERVER]`: every tool schema compiled under the policy; exit 1 on any problem,
-/// 2 when a server failed to start (after linting the others).
+/// 2 when a server failed to start (after linting the others). Schemas with no exact 2020-12
+/// form are listed too, as notes that do not change the exit code.
 pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let (started, failed) = start_chosen(&rt, config, server)?;
     let mut out = String::new();
     let mut problems = 0;
+    let mut notes = 0;
     for (server, client) in started {
         for tool in client.tools().iter() {
             for (which, error) in [
@@ -461,12 +480,26 @@ pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<Exit
                     ));
                 }
             }
+            for (which, reason) in &tool.upgraded().not_upgradable {
+                notes += 1;
+                out.push_str(&format!(
+                    "{}: {}: {which}: {reason} (presented as listed with \"downstreamDialect\": \"2020-12\"; calls are checked either way)\n",
+                    server.name,
+                    tool.name(),
+                ));
+            }
         }
     }
     out.push_str(&format!(
         "{problems} problem{}\n",
         if problems == 1 { "" } else { "s" }
     ));
+    if notes > 0 {
+        out.push_str(&format!(
+            "{notes} schema{} not upgradable to 2020-12 (not a problem: mcpx validates them as listed)\n",
+            if notes == 1 { "" } else { "s" }
+        ));
+    }
     print(&out)?;
     Ok(if failed {
         ExitCode::from(EXIT_TROUBLE)

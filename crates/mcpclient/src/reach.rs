@@ -1,0 +1,436 @@
+//! Where and how to reach a server, in one place for the CLI, the gateway and the load
+//! generator: the transport fields of an `mcpServers` entry ([`Reach::from_entry`]), the
+//! transport they open ([`Reach::open`]), and the client connected over it ([`connect`]).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use thiserror::Error;
+use tokio::sync::mpsc;
+
+use crate::headers::ToolHeaders;
+use crate::{
+    Client, ClientError, ClientOptions, Event, Frame, FrameSink, FrameSource, HttpConfig, HttpSink,
+    HttpSource, HttpTransport, Protocol, Received, StderrTail, StdioCommand, StdioSink,
+    StdioSource, StdioTransport, Transport, TransportError,
+};
+
+/// How a server is reached: a child process on stdio, or a Streamable HTTP endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// A child process speaking over stdin/stdout.
+    Stdio(StdioCommand),
+    /// A Streamable HTTP endpoint.
+    Http(HttpConfig),
+}
+
+/// Whether a stdio server gets a process group of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spawn {
+    /// In the caller's process group (a command-line run: Ctrl-C reaches it too).
+    Inline,
+    /// In a group of its own, killed as a whole when the transport closes (a long-running
+    /// gateway: nothing the server started outlives it).
+    Grouped,
+}
+
+/// A transport field of an `mcpServers` entry that cannot be used.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{at}: {problem}")]
+pub struct EntryError {
+    /// Where: `mcpServers.NAME.FIELD`.
+    pub at: String,
+    /// What is wrong (never a variable's value).
+    pub problem: String,
+}
+
+impl Reach {
+    /// `stdio` or `http`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reach::Stdio(_) => "stdio",
+            Reach::Http(_) => "http",
+        }
+    }
+
+    /// The transport of an `mcpServers` entry at `at` (`mcpServers.NAME`): `url` and `headers`
+    /// for HTTP, else `command`, `args`, `env` and `cwd`. `${VAR}` in any of them is replaced
+    /// by `lookup(VAR)` (`${MCPX_EXE}` by this program's path when not set otherwise).
+    ///
+    /// # Errors
+    /// [`EntryError`] for a `type` that contradicts the fields, or a variable that is not set.
+    pub fn from_entry(
+        entry: &Value,
+        at: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Reach, EntryError> {
+        let text = |field: &str| entry.get(field).and_then(Value::as_str);
+        let problem = |field: &str, problem: String| EntryError {
+            at: if field.is_empty() {
+                at.to_owned()
+            } else {
+                format!("{at}.{field}")
+            },
+            problem,
+        };
+        let expand_at =
+            |value: &str, field: &str| expand(value, lookup).map_err(|p| problem(field, p));
+        let map = |field: &str| -> Result<Vec<(String, String)>, EntryError> {
+            let Some(Value::Object(pairs)) = entry.get(field) else {
+                return Ok(Vec::new());
+            };
+            pairs
+                .iter()
+                .map(|(k, v)| {
+                    let value = expand_at(v.as_str().unwrap_or_default(), &format!("{field}.{k}"))?;
+                    Ok((k.clone(), value))
+                })
+                .collect()
+        };
+        if let Some(url) = text("url") {
+            if text("type") == Some("stdio") {
+                return Err(problem("", "type is stdio but it has a url".to_owned()));
+            }
+            return Ok(Reach::Http(HttpConfig {
+                url: expand_at(url, "url")?,
+                headers: map("headers")?,
+                auth: None,
+            }));
+        }
+        if matches!(text("type"), Some("http" | "streamable-http")) {
+            return Err(problem("", "type is http but it has no url".to_owned()));
+        }
+        let args = entry
+            .get("args")
+            .and_then(Value::as_array)
+            .map(|args| {
+                args.iter()
+                    .enumerate()
+                    .map(|(i, a)| expand_at(a.as_str().unwrap_or_default(), &format!("args[{i}]")))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
+        Ok(Reach::Stdio(StdioCommand {
+            program: expand_at(text("command").unwrap_or_default(), "command")?,
+            args,
+            env: map("env")?.into_iter().collect::<HashMap<_, _>>(),
+            cwd: text("cwd").map(PathBuf::from),
+        }))
+    }
+
+    /// Starts the server (stdio) or readies its endpoint (HTTP).
+    ///
+    /// # Errors
+    /// [`TransportError`] when the program cannot be started or the URL is not usable.
+    pub fn open(&self, spawn: Spawn) -> Result<ReachTransport, TransportError> {
+        Ok(match self {
+            Reach::Stdio(command) => ReachTransport::stdio(match spawn {
+                Spawn::Inline => StdioTransport::spawn(command)?,
+                Spawn::Grouped => StdioTransport::spawn_grouped(command)?,
+            }),
+            Reach::Http(config) => ReachTransport::http(HttpTransport::new(config)?),
+        })
+    }
+}
+
+/// `${VAR}` replaced by `lookup(VAR)` (`${MCPX_EXE}` by this program's path when not set
+/// otherwise), as in [`Reach::from_entry`], for the other fields of an entry that take them.
+///
+/// # Errors
+/// What is wrong (never a variable's value): an unclosed `${`, or a variable that is not set.
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed ${{ in `{text}`"))?;
+        let name = &after[..end];
+        let value = lookup(name).or_else(|| (name == "MCPX_EXE").then(own_exe).flatten());
+        out.push_str(&value.ok_or_else(|| format!("environment variable {name} is not set"))?);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn own_exe() -> Option<String> {
+    std::env::current_exe()
+        .ok()
+        .map(|p| p.display().to_string())
+}
+
+/// The transport a [`Reach`] opens: either kind, behind one type.
+pub struct ReachTransport {
+    sink: ReachSink,
+    source: ReachSource,
+    stderr: Option<StderrTail>,
+    tool_headers: Option<ToolHeaders>,
+}
+
+impl ReachTransport {
+    fn stdio(transport: StdioTransport) -> ReachTransport {
+        let stderr = Some(transport.stderr());
+        let (sink, source) = transport.split();
+        ReachTransport {
+            sink: ReachSink::Stdio(Box::new(sink)),
+            source: ReachSource::Stdio(source),
+            stderr,
+            tool_headers: None,
+        }
+    }
+
+    fn http(transport: HttpTransport) -> ReachTransport {
+        let tool_headers = transport.tool_headers();
+        let (sink, source) = transport.split();
+        ReachTransport {
+            sink: ReachSink::Http(sink),
+            source: ReachSource::Http(source),
+            stderr: None,
+            tool_headers,
+        }
+    }
+
+    /// The child's stderr, for a stdio server.
+    pub fn stderr(&self) -> Option<StderrTail> {
+        self.stderr.clone()
+    }
+}
+
+/// The sending half of a [`ReachTransport`].
+pub enum ReachSink {
+    /// To a child's stdin (boxed: it carries the child's handle).
+    Stdio(Box<StdioSink>),
+    /// POSTs to an endpoint.
+    Http(HttpSink),
+}
+
+/// The receiving half of a [`ReachTransport`].
+pub enum ReachSource {
+    /// From a child's stdout.
+    Stdio(StdioSource),
+    /// From the exchanges and the GET stream.
+    Http(HttpSource),
+}
+
+impl Transport for ReachTransport {
+    type Sink = ReachSink;
+    type Source = ReachSource;
+
+    fn split(self) -> (ReachSink, ReachSource) {
+        (self.sink, self.source)
+    }
+
+    fn halves(&mut self) -> (&mut ReachSink, &mut ReachSource) {
+        (&mut self.sink, &mut self.source)
+    }
+
+    fn tool_headers(&self) -> Option<ToolHeaders> {
+        self.tool_headers.clone()
+    }
+}
+
+impl FrameSink for ReachSink {
+    async fn send_all(&mut self, frames: &[Frame]) -> Result<(), TransportError> {
+        match self {
+            ReachSink::Stdio(s) => s.send_all(frames).await,
+            ReachSink::Http(s) => s.send_all(frames).await,
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        match self {
+            ReachSink::Stdio(s) => s.close().await,
+            ReachSink::Http(s) => s.close().await,
+        }
+    }
+}
+
+impl FrameSource for ReachSource {
+    async fn receive(&mut self) -> Option<Result<Frame, TransportError>> {
+        match self {
+            ReachSource::Stdio(s) => s.receive().await,
+            ReachSource::Http(s) => s.receive().await,
+        }
+    }
+
+    async fn receive_related(&mut self) -> Option<Result<Received, TransportError>> {
+        match self {
+            ReachSource::Stdio(s) => s.receive_related().await,
+            ReachSource::Http(s) => s.receive_related().await,
+        }
+    }
+}
+
+/// A client connected to a server: its events, and the stderr of a stdio server.
+pub struct Connected {
+    /// The client, past the handshake.
+    pub client: Client,
+    /// What the server sends that is no answer, and what happens to the connection.
+    pub events: mpsc::Receiver<Event>,
+    /// The last lines a stdio server wrote to stderr.
+    pub stderr: Option<StderrTail>,
+}
+
+/// Why a server could not be connected.
+#[derive(Debug, Error)]
+pub enum ConnectError {
+    /// The transport could not be opened.
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// The handshake failed.
+    #[error("{error}")]
+    Client {
+        /// Why.
+        error: ClientError,
+        /// The last lines a stdio server wrote to stderr.
+        stderr: Option<StderrTail>,
+    },
+    /// The handshake did not end in time.
+    #[error("did not complete the handshake within {} s", within.as_secs_f64())]
+    Timeout {
+        /// The time it had.
+        within: Duration,
+        /// The last lines a stdio server wrote to stderr.
+        stderr: Option<StderrTail>,
+    },
+}
+
+impl ConnectError {
+    /// The last lines the stdio server wrote to stderr, if it got that far.
+    pub fn stderr(&self) -> Option<&StderrTail> {
+        match self {
+            ConnectError::Client { stderr, .. } | ConnectError::Timeout { stderr, .. } => {
+                stderr.as_ref()
+            }
+            ConnectError::Transport(_) => None,
+        }
+    }
+}
+
+/// Opens `reach` and connects a client with `options`, the handshake bounded by `within`. A
+/// server that closes the connection when probed with `server/discover` (a legacy one that
+/// takes nothing before `initialize`) is started again and not probed.
+///
+/// # Errors
+/// [`ConnectError`] when the transport cannot be opened or the handshake fails or times out.
+pub async fn connect(
+    reach: &Reach,
+    options: ClientOptions,
+    spawn: Spawn,
+    within: Duration,
+) -> Result<Connected, ConnectError> {
+    let deadline = Instant::now() + within;
+    match attempt(reach, options.clone(), spawn, deadline, within).await {
+        Err(ConnectError::Client {
+            error: ClientError::ClosedByProbe,
+            ..
+        }) => {
+            let legacy = ClientOptions {
+                protocol: Protocol::Legacy,
+                ..options
+            };
+            attempt(reach, legacy, spawn, deadline, within).await
+        }
+        other => other,
+    }
+}
+
+async fn attempt(
+    reach: &Reach,
+    options: ClientOptions,
+    spawn: Spawn,
+    deadline: Instant,
+    within: Duration,
+) -> Result<Connected, ConnectError> {
+    let transport = reach.open(spawn)?;
+    let stderr = transport.stderr();
+    let handshake = Client::connect_with(transport, options);
+    match tokio::time::timeout_at(deadline.into(), handshake).await {
+        Ok(Ok((client, events))) => Ok(Connected {
+            client,
+            events,
+            stderr,
+        }),
+        Ok(Err(error)) => Err(ConnectError::Client { error, stderr }),
+        Err(_) => Err(ConnectError::Timeout { within, stderr }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env(name: &str) -> Option<String> {
+        (name == "TOKEN").then(|| "s3cret".to_owned())
+    }
+
+    #[test]
+    fn an_http_entry_with_expanded_headers() {
+        let entry = json!({"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}});
+        let reach = Reach::from_entry(&entry, "mcpServers.a", &env).unwrap();
+        assert_eq!(
+            reach,
+            Reach::Http(HttpConfig {
+                url: "http://127.0.0.1:1/mcp".to_owned(),
+                headers: vec![("Authorization".to_owned(), "Bearer s3cret".to_owned())],
+                auth: None,
+            })
+        );
+        assert_eq!(reach.kind(), "http");
+    }
+
+    #[test]
+    fn a_stdio_entry_with_args_env_and_cwd() {
+        let entry = json!({"command": "srv", "args": ["--token", "${TOKEN}"], "env": {"K": "v"}, "cwd": "/tmp"});
+        let Reach::Stdio(command) = Reach::from_entry(&entry, "mcpServers.a", &env).unwrap() else {
+            panic!("not stdio");
+        };
+        assert_eq!(command.program, "srv");
+        assert_eq!(command.args, ["--token", "s3cret"]);
+        assert_eq!(command.env.get("K").map(String::as_str), Some("v"));
+        assert_eq!(command.cwd, Some(PathBuf::from("/tmp")));
+    }
+
+    #[test]
+    fn contradictions_and_unset_variables_say_where() {
+        let stdio_with_url = json!({"type": "stdio", "url": "http://x"});
+        assert_eq!(
+            Reach::from_entry(&stdio_with_url, "mcpServers.a", &env)
+                .unwrap_err()
+                .to_string(),
+            "mcpServers.a: type is stdio but it has a url"
+        );
+        let http_without_url = json!({"type": "streamable-http", "command": "x"});
+        assert!(Reach::from_entry(&http_without_url, "mcpServers.a", &env).is_err());
+        let unset = json!({"command": "srv", "env": {"K": "${NOPE}"}});
+        let error = Reach::from_entry(&unset, "mcpServers.a", &env).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "mcpServers.a.env.K: environment variable NOPE is not set"
+        );
+        let unclosed = json!({"url": "http://${TOKEN"});
+        assert!(Reach::from_entry(&unclosed, "mcpServers.a", &env)
+            .unwrap_err()
+            .problem
+            .starts_with("unclosed ${"));
+    }
+
+    #[test]
+    fn a_program_that_cannot_start_is_a_transport_error() {
+        let reach = Reach::Stdio(StdioCommand {
+            program: "/nonexistent/mcpx-no-such-program".to_owned(),
+            ..StdioCommand::default()
+        });
+        assert!(matches!(
+            reach.open(Spawn::Inline),
+            Err(TransportError::Spawn { .. })
+        ));
+    }
+}

@@ -1,0 +1,518 @@
+//! The index: tools scored by BM25 (the `bm25` crate's scorer), either as BM25F (each tool one
+//! document in which every field's text is repeated as often as its weight: term frequencies add
+//! up across fields before they saturate, and the tool's whole length normalizes them) or as a
+//! weighted sum of one BM25 per field. BM25F is the default: it ranked better on the real-tools
+//! fixture (BENCHMARKS.md). Built once from a tool list; a changed list builds a new index (a
+//! few milliseconds for hundreds of tools), so no update path can drift from a fresh build.
+
+use std::collections::HashMap;
+
+use bm25::{Embedder, EmbedderBuilder, Scorer};
+use serde_json::Value;
+
+use crate::document::{Document, Field};
+use crate::tokens::{head, TokenOptions, Tokenizer};
+
+/// The most hits one search returns, whatever limit is asked for.
+pub const MAX_LIMIT: usize = 50;
+
+/// Bytes of a query that are read; the rest is ignored. A task sentence is far shorter.
+pub const MAX_QUERY_BYTES: usize = 1024;
+
+/// Characters of the one-line description of a hit (the description's first line, cut at a
+/// sentence end when one comes early enough).
+pub const ONE_LINE_CHARS: usize = 160;
+
+/// The most a field's weight counts: in BM25F a weight is how many times the field's text is
+/// repeated in the combined document, so it also bounds the index's size.
+pub const MAX_WEIGHT: u8 = 8;
+
+/// How much each field counts (0 leaves it out, more than [`MAX_WEIGHT`] counts as that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Weights {
+    /// The tool's name and title.
+    pub name: u8,
+    /// The server's name.
+    pub server: u8,
+    /// The tool's description.
+    pub description: u8,
+    /// Argument names (top level and nested).
+    pub argument_names: u8,
+    /// Argument descriptions.
+    pub argument_descriptions: u8,
+}
+
+impl Weights {
+    fn of(&self, field: Field) -> u8 {
+        let w = match field {
+            Field::Name => self.name,
+            Field::Server => self.server,
+            Field::Description => self.description,
+            Field::ArgumentNames => self.argument_names,
+            Field::ArgumentDescriptions => self.argument_descriptions,
+        };
+        w.min(MAX_WEIGHT)
+    }
+}
+
+impl Default for Weights {
+    /// Chosen on the real-tools fixture's task set (BENCHMARKS.md shows the others tried).
+    fn default() -> Self {
+        Weights {
+            name: 3,
+            server: 2,
+            description: 2,
+            argument_names: 1,
+            argument_descriptions: 1,
+        }
+    }
+}
+
+/// How the fields' weights combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// BM25F: one document per tool in which each field's text appears as many times as its
+    /// weight, so a term's frequency is the weighted sum over the fields and the length
+    /// normalization is the whole tool's (BM25F with one `b` for all fields).
+    Bm25f,
+    /// One BM25 per field (its own idf and average length), the scores summed times the weights.
+    FieldSum,
+}
+
+/// The ranking choices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// How text becomes terms.
+    pub tokens: TokenOptions,
+    /// Field weights.
+    pub weights: Weights,
+    /// How the weighted fields combine.
+    pub combine: Combine,
+    /// BM25's term-frequency saturation (2.0 here, not the usual 1.2: a field repeated by its
+    /// weight needs more room before a term saturates; it ranked better on the fixture).
+    pub k1: f32,
+    /// BM25's length normalization (0: none, 1: full).
+    pub b: f32,
+    /// How much a query's synonyms count against its own words (0: synonyms off).
+    pub synonym_weight: f32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            tokens: TokenOptions::default(),
+            weights: Weights::default(),
+            combine: Combine::Bm25f,
+            k1: 2.0,
+            b: 0.75,
+            synonym_weight: 0.5,
+        }
+    }
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The server that lists the tool.
+    pub server: String,
+    /// The tool's name as the server lists it.
+    pub name: String,
+    /// The first line of its description, at most [`ONE_LINE_CHARS`] characters.
+    pub description: String,
+    /// Its top-level argument names, in the schema's order.
+    pub arguments: Vec<String>,
+    /// The score (higher is better); comparable only within one search.
+    pub score: f32,
+}
+
+/// One BM25 scorer: over one field, or over the combined fields.
+struct Scored {
+    /// The multiplier of its scores.
+    weight: f32,
+    scorer: Scorer<usize, u32>,
+}
+
+/// A search index over tool definitions from any number of servers.
+pub struct Index {
+    documents: Vec<Document>,
+    scored: Vec<Scored>,
+    /// Embed a query's own terms and its synonyms. Only the terms of a query embedding count in a
+    /// score (not its values), so one embedder of each serves every scorer.
+    queries: Embedder<u32, Tokenizer>,
+    synonyms: Option<(f32, Embedder<u32, Tokenizer>)>,
+    skipped: usize,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("tools", &self.documents.len())
+            .field("skipped", &self.skipped)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Index {
+    /// Indexes `tools`, each a server's name and one tool object as the server listed it
+    /// (`name`, `title`, `description`, `inputSchema`, ...). A tool without a string `name` is
+    /// left out and counted in [`Index::skipped`].
+    pub fn build<'a>(
+        tools: impl IntoIterator<Item = (&'a str, &'a Value)>,
+        options: &Options,
+    ) -> Index {
+        let mut documents = Vec::new();
+        let mut skipped = 0;
+        for (server, tool) in tools {
+            match Document::read(server, tool) {
+                Some(d) => documents.push(d),
+                None => skipped += 1,
+            }
+        }
+        let corpora: Vec<(f32, Vec<String>)> = match options.combine {
+            Combine::Bm25f => {
+                let combined = documents
+                    .iter()
+                    .map(|d| {
+                        let mut text = String::new();
+                        for field in Field::ALL {
+                            for _ in 0..options.weights.of(field) {
+                                text.push_str(d.field(field));
+                                text.push('\n');
+                            }
+                        }
+                        text
+                    })
+                    .collect();
+                vec![(1.0, combined)]
+            }
+            Combine::FieldSum => Field::ALL
+                .into_iter()
+                .filter(|f| options.weights.of(*f) > 0)
+                .map(|f| {
+                    let texts = documents.iter().map(|d| d.field(f).to_owned()).collect();
+                    (f32::from(options.weights.of(f)), texts)
+                })
+                .collect(),
+        };
+        let mut scored = Vec::new();
+        for (weight, texts) in corpora {
+            let corpus: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let embedder = EmbedderBuilder::<u32, Tokenizer>::with_tokenizer_and_fit_to_corpus(
+                Tokenizer::new(options.tokens),
+                &corpus,
+            )
+            .k1(options.k1)
+            .b(options.b)
+            .build();
+            let mut scorer = Scorer::new();
+            for (id, text) in corpus.iter().enumerate() {
+                scorer.upsert(&id, embedder.embed(text));
+            }
+            scored.push(Scored { weight, scorer });
+        }
+        let embedder =
+            |t| EmbedderBuilder::<u32, Tokenizer>::with_tokenizer_and_fit_to_corpus(t, &[]).build();
+        let synonyms = (options.synonym_weight > 0.0).then(|| {
+            (
+                options.synonym_weight,
+                embedder(Tokenizer::for_synonyms(options.tokens)),
+            )
+        });
+        Index {
+            documents,
+            scored,
+            queries: embedder(Tokenizer::new(options.tokens)),
+            synonyms,
+            skipped,
+        }
+    }
+
+    /// The number of tools indexed.
+    pub fn len(&self) -> usize {
+        self.documents.len()
+    }
+
+    /// Whether no tool is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.documents.is_empty()
+    }
+
+    /// Tools left out for having no string `name`.
+    pub fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    /// The tools that best match `query` (plain words), best first, at most `limit` (and at most
+    /// [`MAX_LIMIT`]); only `server`'s when given. A tool that shares no term with the query is
+    /// not a hit; equal scores keep the order the tools were given in.
+    pub fn search(&self, query: &str, server: Option<&str>, limit: usize) -> Vec<Hit> {
+        let query = head(query, MAX_QUERY_BYTES);
+        let limit = limit.min(MAX_LIMIT);
+        let mut queries = vec![(1.0, self.queries.embed(query))];
+        if let Some((weight, synonyms)) = &self.synonyms {
+            queries.push((*weight, synonyms.embed(query)));
+        }
+        let mut scores: HashMap<usize, f32> = HashMap::new();
+        for (query_weight, q) in &queries {
+            for s in &self.scored {
+                for m in s.scorer.matches(q) {
+                    *scores.entry(m.id).or_default() += query_weight * s.weight * m.score;
+                }
+            }
+        }
+        let mut ranked: Vec<(usize, f32)> = scores
+            .into_iter()
+            .filter(|&(id, score)| {
+                score > 0.0 && server.is_none_or(|s| self.documents[id].server == s)
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked
+            .into_iter()
+            .take(limit)
+            .map(|(id, score)| {
+                let d = &self.documents[id];
+                Hit {
+                    server: d.server.clone(),
+                    name: d.name.clone(),
+                    description: one_line(&d.description),
+                    arguments: d.arguments.clone(),
+                    score,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The description's first non-empty line, up to its first sentence end when that leaves a
+/// useful line, cut to [`ONE_LINE_CHARS`] characters (with `…` when cut).
+pub fn one_line(description: &str) -> String {
+    let line = description
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let line = match line.find(". ") {
+        Some(end) if end >= 20 => &line[..=end],
+        _ => line,
+    };
+    if line.chars().count() <= ONE_LINE_CHARS {
+        return line.to_owned();
+    }
+    let mut out: String = line.chars().take(ONE_LINE_CHARS - 1).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools() -> Vec<(&'static str, Value)> {
+        vec![
+            (
+                "github",
+                json!({"name": "get_issue", "description": "Get details of a specific issue in a GitHub repository.",
+                       "inputSchema": {"properties": {"owner": {"type": "string"}, "repo": {"type": "string"}, "issue_number": {"type": "number"}}}}),
+            ),
+            (
+                "github",
+                json!({"name": "create_pull_request", "description": "Create a new pull request in a GitHub repository.",
+                       "inputSchema": {"properties": {"title": {"type": "string"}, "head": {"type": "string", "description": "The branch where your changes are implemented"}}}}),
+            ),
+            (
+                "filesystem",
+                json!({"name": "read_text_file", "description": "Read the complete contents of a file from the file system as text.",
+                       "inputSchema": {"properties": {"path": {"type": "string"}}}}),
+            ),
+            (
+                "playwright",
+                json!({"name": "browser_take_screenshot", "description": "Take a screenshot of the current page.",
+                       "inputSchema": {"properties": {"fullPage": {"type": "boolean", "description": "When true, takes a screenshot of the full scrollable page"}}}}),
+            ),
+            ("broken", json!({"description": "no name"})),
+        ]
+    }
+
+    fn index(options: &Options) -> Index {
+        let t = tools();
+        let t: Vec<(&str, &Value)> = t.iter().map(|(s, v)| (*s, v)).collect();
+        Index::build(t, options)
+    }
+
+    fn top(index: &Index, query: &str) -> Option<String> {
+        index.search(query, None, 5).first().map(|h| h.name.clone())
+    }
+
+    #[test]
+    fn ranks_the_tool_that_does_the_task_first() {
+        let i = index(&Options::default());
+        assert_eq!(i.len(), 4);
+        assert_eq!(i.skipped(), 1);
+        assert_eq!(
+            top(&i, "open a PR from my branch").as_deref(),
+            Some("create_pull_request")
+        );
+        assert_eq!(top(&i, "show me issue 42").as_deref(), Some("get_issue"));
+        assert_eq!(
+            top(&i, "screenshot the whole page").as_deref(),
+            Some("browser_take_screenshot")
+        );
+        assert_eq!(
+            top(&i, "what is in the file notes.txt").as_deref(),
+            Some("read_text_file")
+        );
+    }
+
+    #[test]
+    fn a_hit_carries_its_one_line_description_and_argument_names() {
+        let i = index(&Options::default());
+        let hits = i.search("issue", None, 1);
+        assert_eq!(
+            hits,
+            [Hit {
+                server: "github".into(),
+                name: "get_issue".into(),
+                description: "Get details of a specific issue in a GitHub repository.".into(),
+                arguments: vec!["owner".into(), "repo".into(), "issue_number".into()],
+                score: hits[0].score,
+            }]
+        );
+        assert!(hits[0].score > 0.0);
+    }
+
+    #[test]
+    fn the_server_filter_and_the_limit() {
+        let i = index(&Options::default());
+        let all = i.search("repository file page", None, 10);
+        assert_eq!(all.len(), 4);
+        let gh = i.search("repository file page", Some("github"), 10);
+        assert_eq!(gh.len(), 2);
+        assert!(gh.iter().all(|h| h.server == "github"));
+        assert!(i
+            .search("repository file page", Some("nope"), 10)
+            .is_empty());
+        assert_eq!(i.search("repository file page", None, 1).len(), 1);
+        assert!(i.search("repository", None, 0).is_empty());
+        assert!(i.search("", None, 5).is_empty());
+        assert!(
+            i.search("zebra", None, 5).is_empty(),
+            "no shared term, no hit"
+        );
+        assert!(i.search("file", None, usize::MAX).len() <= MAX_LIMIT);
+    }
+
+    const ONLY_NAMES: Weights = Weights {
+        name: 1,
+        server: 0,
+        description: 0,
+        argument_names: 0,
+        argument_descriptions: 0,
+    };
+
+    #[test]
+    fn name_splitting_is_what_finds_a_name_only_match() {
+        for combine in [Combine::Bm25f, Combine::FieldSum] {
+            let mut split = Options {
+                weights: ONLY_NAMES,
+                combine,
+                ..Options::default()
+            };
+            split.synonym_weight = 0.0;
+            assert_eq!(
+                top(&index(&split), "take screenshot").as_deref(),
+                Some("browser_take_screenshot")
+            );
+            let mut whole = split;
+            whole.tokens.split_names = false;
+            assert_eq!(top(&index(&whole), "take screenshot"), None);
+            assert_eq!(
+                top(&index(&whole), "browser_take_screenshot").as_deref(),
+                Some("browser_take_screenshot")
+            );
+        }
+    }
+
+    #[test]
+    fn argument_fields_count_only_when_weighted() {
+        for combine in [Combine::Bm25f, Combine::FieldSum] {
+            let mut no_args = Options {
+                combine,
+                ..Options::default()
+            };
+            no_args.weights.argument_names = 0;
+            no_args.weights.argument_descriptions = 0;
+            assert_eq!(top(&index(&no_args), "scrollable"), None);
+            let with = Options {
+                combine,
+                ..Options::default()
+            };
+            assert_eq!(
+                top(&index(&with), "scrollable").as_deref(),
+                Some("browser_take_screenshot")
+            );
+        }
+    }
+
+    #[test]
+    fn synonyms_find_a_tool_by_words_it_does_not_use() {
+        let on = index(&Options::default());
+        assert_eq!(
+            top(&on, "grab a picture of the site").as_deref(),
+            Some("browser_take_screenshot")
+        );
+        let off = Options {
+            synonym_weight: 0.0,
+            ..Options::default()
+        };
+        assert_eq!(top(&index(&off), "grab a picture of the site"), None);
+    }
+
+    #[test]
+    fn weights_above_the_limit_count_as_the_limit() {
+        let heavy = Options {
+            weights: Weights {
+                name: u8::MAX,
+                ..ONLY_NAMES
+            },
+            ..Options::default()
+        };
+        let capped = Options {
+            weights: Weights {
+                name: MAX_WEIGHT,
+                ..ONLY_NAMES
+            },
+            ..Options::default()
+        };
+        assert_eq!(
+            index(&heavy).search("issue", None, 5),
+            index(&capped).search("issue", None, 5)
+        );
+    }
+
+    #[test]
+    fn long_queries_and_an_empty_index() {
+        let i = index(&Options::default());
+        let long = "issue ".repeat(MAX_QUERY_BYTES);
+        assert_eq!(i.search(&long, None, 1)[0].name, "get_issue");
+        let empty = Index::build(std::iter::empty(), &Options::default());
+        assert!(empty.is_empty());
+        assert!(empty.search("anything", None, 5).is_empty());
+    }
+
+    #[test]
+    fn one_line_descriptions() {
+        assert_eq!(one_line(""), "");
+        assert_eq!(one_line("\n\n  Reads a file.\nMore."), "Reads a file.");
+        assert_eq!(
+            one_line("Reads a file from disk. Only within allowed directories."),
+            "Reads a file from disk."
+        );
+        assert_eq!(one_line("Go. Then more"), "Go. Then more");
+        let long = "word ".repeat(100);
+        let cut = one_line(&long);
+        assert_eq!(cut.chars().count(), ONE_LINE_CHARS);
+        assert!(cut.ends_with('…'));
+    }
+}

@@ -1,0 +1,27 @@
+//! Search over MCP tool definitions, for a gateway that lists a few search tools instead of
+//! hundreds of servers' tools, and for the CLI's `mcpx tools --search`.
+//!
+//! Lexical ranking: BM25F over five fields of each tool (name and title, server, description,
+//! argument names, argument descriptions) weighted by [`Weights`], scored by the `bm25` crate.
+//! Names are split the way they are written (`get_issue`, `getIssue`, `SERVER__tool`,
+//! `kebab-case`), plurals made singular, and query words expanded with general synonyms (`folder` also
+//! searches `directory`), so "show the issues in this repo" finds `get_issue`.
+//! The measured recall of these choices on real servers' tools is in BENCHMARKS.md.
+//!
+//! [`search_mode_tools`] holds the canonical definitions of the search, describe and call tools.
+
+mod document;
+mod exposed;
+mod index;
+mod synonyms;
+mod tokens;
+
+pub use document::{MAX_FIELD_BYTES, MAX_SCHEMA_DEPTH};
+pub use exposed::{
+    search_mode_tools, search_result, CALL_TOOL, DEFAULT_LIMIT, DESCRIBE_TOOL, SEARCH_TOOL,
+};
+pub use index::{
+    one_line, Combine, Hit, Index, Options, Weights, MAX_LIMIT, MAX_QUERY_BYTES, MAX_WEIGHT,
+    ONE_LINE_CHARS,
+};
+pub use tokens::{Stem, TokenOptions, MAX_TERM_BYTES};
