@@ -171,7 +171,7 @@ pub async fn discover(
     let Some((prm_url, value)) = found else {
         // MCP 2025-03-26: the authorization server is at the server's origin.
         let issuer = server.origin().ascii_serialization();
-        let metadata = match server_metadata(http, &issuer).await? {
+        let metadata = match server_metadata(http, &issuer, Issuer::OnOrigin).await? {
             Some(metadata) => metadata,
             None => ServerMetadata {
                 authorization_endpoint: format!("{issuer}/authorize"),
@@ -209,7 +209,7 @@ pub async fn discover(
     };
     let mut last = None;
     for issuer in &prm.authorization_servers {
-        match server_metadata(http, issuer).await {
+        match server_metadata(http, issuer, Issuer::Exact).await {
             Ok(Some(metadata)) => {
                 return Ok(Discovery {
                     resource,
@@ -233,16 +233,27 @@ pub async fn discover(
     })
 }
 
+/// Which `issuer` a metadata document may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Issuer {
+    /// The one asked (RFC 8414 §3.3): an authorization server the resource metadata named.
+    Exact,
+    /// Any on the origin asked: MCP 2025-03-26 derives the metadata's URL from the MCP
+    /// server's origin and names no issuer, so the server may keep its issuer under a path.
+    OnOrigin,
+}
+
 /// The metadata of `issuer` from the first well-known URI that has it; `None` when none does.
 async fn server_metadata(
     http: &reqwest::Client,
     issuer: &str,
+    expect: Issuer,
 ) -> Result<Option<ServerMetadata>, AuthError> {
     for url in server_metadata_urls(issuer)? {
         let Fetched::Found(value) = get_json(http, &url).await? else {
             continue;
         };
-        return checked_server_metadata(&url, issuer, value).map(Some);
+        return checked_server_metadata(&url, issuer, expect, value).map(Some);
     }
     Ok(None)
 }
@@ -251,6 +262,7 @@ async fn server_metadata(
 fn checked_server_metadata(
     url: &str,
     issuer: &str,
+    expect: Issuer,
     value: Value,
 ) -> Result<ServerMetadata, AuthError> {
     let bad = |message: String| AuthError::Metadata {
@@ -259,7 +271,14 @@ fn checked_server_metadata(
     };
     let metadata: ServerMetadata = serde_json::from_value(value)
         .map_err(|e| bad(format!("not authorization server metadata: {e}")))?;
-    if metadata.issuer != issuer {
+    let origin = |u: &str| Url::parse(u).ok().map(|u| u.origin());
+    let accepted = match expect {
+        Issuer::Exact => metadata.issuer == issuer,
+        Issuer::OnOrigin => {
+            origin(&metadata.issuer).is_some_and(|o| o.is_tuple() && Some(o) == origin(issuer))
+        }
+    };
+    if !accepted {
         return Err(bad(format!(
             "its issuer `{}` is not `{issuer}`, the one asked",
             metadata.issuer
@@ -344,19 +363,44 @@ mod tests {
     fn issuer_must_match() {
         let doc = serde_json::json!({"issuer": "https://honest.example",
             "authorization_endpoint": "https://honest.example/a", "token_endpoint": "https://honest.example/t"});
-        let err = checked_server_metadata(
-            "https://attacker.example/m",
-            "https://attacker.example",
-            doc.clone(),
-        )
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "https://attacker.example/m: its issuer `https://honest.example` is not `https://attacker.example`, the one asked"
-        );
-        assert!(checked_server_metadata("u", "https://honest.example", doc).is_ok());
+        for expect in [Issuer::Exact, Issuer::OnOrigin] {
+            let err = checked_server_metadata(
+                "https://attacker.example/m",
+                "https://attacker.example",
+                expect,
+                doc.clone(),
+            )
+            .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "https://attacker.example/m: its issuer `https://honest.example` is not `https://attacker.example`, the one asked"
+            );
+        }
+        assert!(checked_server_metadata("u", "https://honest.example", Issuer::Exact, doc).is_ok());
         let plain = serde_json::json!({"issuer": "https://a", "authorization_endpoint": "https://a/a",
             "token_endpoint": "https://a/t", "code_challenge_methods_supported": ["plain"]});
-        assert!(checked_server_metadata("u", "https://a", plain).is_err());
+        assert!(checked_server_metadata("u", "https://a", Issuer::Exact, plain).is_err());
+    }
+
+    #[test]
+    fn the_2025_03_26_fallback_takes_an_issuer_under_a_path_of_the_origin_only() {
+        let doc = |issuer: &str| {
+            serde_json::json!({"issuer": issuer, "authorization_endpoint": "http://127.0.0.1:9/oauth/a",
+                "token_endpoint": "http://127.0.0.1:9/oauth/t"})
+        };
+        let origin = "http://127.0.0.1:9";
+        let on_path = doc("http://127.0.0.1:9/oauth");
+        assert!(checked_server_metadata("u", origin, Issuer::OnOrigin, on_path.clone()).is_ok());
+        assert!(checked_server_metadata("u", origin, Issuer::Exact, on_path).is_err());
+        for other in [
+            "http://127.0.0.1:10/oauth",
+            "https://127.0.0.1:9",
+            "not a url",
+        ] {
+            assert!(
+                checked_server_metadata("u", origin, Issuer::OnOrigin, doc(other)).is_err(),
+                "{other}"
+            );
+        }
     }
 }
