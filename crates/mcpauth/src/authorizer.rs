@@ -499,6 +499,14 @@ impl Authorizer {
         let challenge = refusal.challenge.and_then(Challenge::parse);
         match refusal.status {
             401 => {
+                // Tokens stored since they were read (`mcpx auth login` in another process,
+                // while a gateway waits for it): those first.
+                let stored: Option<TokenRecord> = load(self.store.as_ref(), &self.key())?;
+                if stored.is_some() && stored != state.tokens {
+                    state.tokens = stored;
+                    self.stamp.fetch_add(1, Ordering::Relaxed);
+                    return Ok(true);
+                }
                 if refusal.stamp.is_some() && self.refresh(&mut state).await? {
                     return Ok(true);
                 }

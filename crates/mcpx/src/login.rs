@@ -6,8 +6,9 @@
 //! else the system's opener where there is a display. Without a person, a needed login fails
 //! the command (exit 2) with the line that says which `mcpx auth login` to run.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anstream::eprintln;
 use mcpauth::{AuthError, Authorizer, FileStore, Interaction, KeyringStore, Store};
@@ -155,14 +156,31 @@ struct Hinted {
     server: String,
 }
 
+/// The servers that asked for a login none could give during this run.
+static NEEDS_LOGIN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Whether `server` asked for a login that could not be given during this run.
+pub(crate) fn needs_login(server: &str) -> bool {
+    NEEDS_LOGIN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(server)
+}
+
 impl Hinted {
     fn hint(&self, error: AuthFailure) -> AuthFailure {
         match error.downcast_ref::<AuthError>() {
-            Some(AuthError::LoginRequired { .. }) => format!(
-                "{error}; run `mcpx auth login {}` (or give --login)",
-                self.server
-            )
-            .into(),
+            Some(AuthError::LoginRequired { .. }) => {
+                NEEDS_LOGIN
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(self.server.clone());
+                format!(
+                    "{error}; run `mcpx auth login {}` (or give --login)",
+                    self.server
+                )
+                .into()
+            }
             _ => error,
         }
     }
