@@ -12,8 +12,6 @@ use std::path::Path;
 use mcpclient::{ClientOptions, HttpConfig, Reach, Spawn};
 use serde_json::{json, Value};
 
-const MCPX: &str = env!("CARGO_BIN_EXE_mcpx");
-
 /// The protected server's access token.
 const TOKEN: &str = "oauth-access-t0ken-never-shown";
 
@@ -23,20 +21,7 @@ const CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 /// `mcpx --config CONFIG ARGS` with its credentials in `credentials`, no terminal, expecting
 /// exit `code`: its stdout and stderr.
 fn mcpx(config: &Path, credentials: &Path, args: &[&str], code: i32) -> (String, String) {
-    let out = assert_cmd::Command::new(MCPX)
-        .arg("--config")
-        .arg(config)
-        .args(args)
-        .env("MCPX_CREDENTIALS", credentials)
-        .env_remove("BROWSER")
-        .assert()
-        .code(code)
-        .get_output()
-        .clone();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::run_with(config, args, &[("MCPX_CREDENTIALS", credentials)], code)
 }
 
 /// The protected server: the demo server behind `mcpx serve --http` with [`TOKEN`].
