@@ -255,6 +255,7 @@ pub fn http_to(url: &str) -> (Recording<'static, HttpTransport>, HttpSession) {
     let transport = HttpTransport::new(&HttpConfig {
         url: url.to_owned(),
         headers: vec![("X-Mcpx-Test".into(), "interop".into())],
+        auth: None,
     })
     .unwrap();
     let session = transport.session();

@@ -35,6 +35,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::auth::{HttpAuth, Refusal, MAX_AUTH_RETRIES};
 use crate::headers::{modern_headers, ToolHeaders};
 use crate::sse::{sse_events, SseError};
 use crate::{
@@ -80,15 +81,34 @@ const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_HEADER: HeaderName = HeaderName::from_static("last-event-id");
 
-/// Where a Streamable HTTP server is: the `url` and `headers` of an `mcpServers` entry. Its
-/// `Debug` shows the headers' names, never their values (tokens).
-#[derive(Clone, Default, PartialEq, Eq)]
+/// Where a Streamable HTTP server is: the `url` and `headers` of an `mcpServers` entry, and
+/// what authorizes its requests when it needs OAuth. Its `Debug` shows the headers' names,
+/// never their values (tokens), and only whether there is an `auth` provider.
+#[derive(Clone, Default)]
 pub struct HttpConfig {
     /// The MCP endpoint, `http://` or `https://`.
     pub url: String,
     /// Headers sent with every request (an `Authorization` token, say).
     pub headers: Vec<(String, String)>,
+    /// What gives each request its `Authorization` header and is told of each 401 and 403
+    /// ([`HttpAuth`]); `None` for a server that needs no OAuth.
+    pub auth: Option<Arc<dyn HttpAuth>>,
 }
+
+impl PartialEq for HttpConfig {
+    /// The same endpoint and headers, and the same provider (the one instance) or none.
+    fn eq(&self, other: &HttpConfig) -> bool {
+        self.url == other.url
+            && self.headers == other.headers
+            && match (&self.auth, &other.auth) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for HttpConfig {}
 
 impl std::fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,6 +116,7 @@ impl std::fmt::Debug for HttpConfig {
         f.debug_struct("HttpConfig")
             .field("url", &self.url)
             .field("headers", &names)
+            .field("auth", &self.auth.is_some())
             .finish()
     }
 }
@@ -133,6 +154,23 @@ struct Shared {
     /// A 2026-07-28 request was sent: the server is modern, and a cancelled request is
     /// cancelled by closing its stream alone (no notification is posted).
     modern: AtomicBool,
+    /// What authorizes each request, when the server needs it.
+    auth: Option<Arc<dyn HttpAuth>>,
+}
+
+/// Why a request got no response.
+enum SendError {
+    Http(reqwest::Error),
+    Auth(crate::AuthFailure),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Http(e) => e.fmt(f),
+            SendError::Auth(e) => e.fmt(f),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -149,7 +187,8 @@ struct Session {
 }
 
 impl HttpTransport {
-    /// A transport for the server at `config.url`. Nothing is sent until the first frame.
+    /// A transport for the server at `config.url`, its requests authorized by `config.auth`
+    /// when given. Nothing is sent until the first frame.
     ///
     /// # Errors
     /// [`TransportError::Config`] for a URL that is not `http(s)://`, or a malformed header.
@@ -189,6 +228,7 @@ impl HttpTransport {
             requests: Mutex::default(),
             tool_headers: ToolHeaders::default(),
             modern: AtomicBool::new(false),
+            auth: config.auth.clone(),
         });
         Ok(HttpTransport {
             sink: HttpSink { shared },
@@ -317,8 +357,14 @@ impl FrameSink for HttpSink {
         let Some(id) = self.shared.session().id.take() else {
             return Ok(());
         };
-        let delete = self.shared.request(Method::DELETE, Some(id), None);
-        let answer = send(delete.timeout(ACK_TIMEOUT)).await;
+        let answer = self
+            .shared
+            .send(
+                self.shared
+                    .request(Method::DELETE, Some(id), None)
+                    .timeout(ACK_TIMEOUT),
+            )
+            .await;
         match answer {
             Ok(r) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
                 Ok(())
@@ -326,7 +372,7 @@ impl FrameSink for HttpSink {
             Ok(r) => Err(self
                 .shared
                 .failure(None, "DELETE", Some(r.status()), excerpt(r).await)),
-            Err(e) => Err(self.shared.failure(None, "DELETE", None, e.to_string())),
+            Err(e) => Err(self.shared.failed(None, "DELETE", e)),
         }
     }
 }
@@ -477,6 +523,73 @@ impl Shared {
         }
     }
 
+    /// The failure of a request that got no response.
+    fn failed(
+        &self,
+        request_id: Option<String>,
+        method: &'static str,
+        error: SendError,
+    ) -> TransportError {
+        match error {
+            SendError::Http(e) => self.failure(request_id, method, None, e.to_string()),
+            SendError::Auth(source) => TransportError::Auth {
+                request_id,
+                url: self.url.to_string(),
+                source,
+            },
+        }
+    }
+
+    /// Sends `request`, authorized by the provider when there is one: a 401 or 403 is handed
+    /// to it, and the request sent again when it says so, [`MAX_AUTH_RETRIES`] times at most.
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, SendError> {
+        let Some(auth) = &self.auth else {
+            return send(request).await.map_err(SendError::Http);
+        };
+        let mut retries = 0;
+        loop {
+            let header = auth.header().await.map_err(SendError::Auth)?;
+            let value = match &header {
+                Some(header) => {
+                    let mut value = HeaderValue::try_from(header.value.as_str()).map_err(|_| {
+                        SendError::Auth("the access token is not a valid header value".into())
+                    })?;
+                    value.set_sensitive(true);
+                    Some(value)
+                }
+                None => None,
+            };
+            let authorized = |r: reqwest::RequestBuilder| match value.clone() {
+                Some(value) => r.header(reqwest::header::AUTHORIZATION, value),
+                None => r,
+            };
+            // Bodies are text, so a request can always be copied; one that could not is sent
+            // once.
+            let Some(attempt) = request.try_clone() else {
+                return send(authorized(request)).await.map_err(SendError::Http);
+            };
+            let response = send(authorized(attempt)).await.map_err(SendError::Http)?;
+            let status = response.status();
+            let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
+            if !refused || retries >= MAX_AUTH_RETRIES {
+                return Ok(response);
+            }
+            let challenge = response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok());
+            let refusal = Refusal {
+                status: status.as_u16(),
+                challenge,
+                stamp: header.as_ref().map(|h| h.stamp),
+            };
+            if !auth.refused(refusal).await.map_err(SendError::Auth)? {
+                return Ok(response);
+            }
+            retries += 1;
+        }
+    }
+
     async fn report(&self, error: TransportError) {
         tracing::debug!(%error, "streamable HTTP");
         let _ = self.incoming.send(Err(error)).await;
@@ -533,13 +646,9 @@ impl Shared {
             if request_id.is_none() {
                 post = post.timeout(ACK_TIMEOUT);
             }
-            let response = match send(post).await {
+            let response = match self.send(post).await {
                 Ok(response) => response,
-                Err(e) => {
-                    return self
-                        .report(self.failure(request_id, "POST", None, e.to_string()))
-                        .await
-                }
+                Err(e) => return self.report(self.failed(request_id, "POST", e)).await,
             };
             let status = response.status();
             if status == StatusCode::NOT_FOUND && had_session && !is_initialize && !retried {
@@ -610,13 +719,9 @@ impl Shared {
             if request_id.is_none() {
                 post = post.timeout(ACK_TIMEOUT);
             }
-            let response = match send(post).await {
+            let response = match self.send(post).await {
                 Ok(response) => response,
-                Err(e) => {
-                    return self
-                        .report(self.failure(request_id, "POST", None, e.to_string()))
-                        .await
-                }
+                Err(e) => return self.report(self.failed(request_id, "POST", e)).await,
             };
             if !response.status().is_success() {
                 return self.refused_as(response, wire_id, request_id).await;
@@ -822,7 +927,7 @@ impl Shared {
         if let Some(last) = last_event_id {
             get = get.header(LAST_EVENT_HEADER, last);
         }
-        let response = send(get).await.map_err(|e| (None, e.to_string()))?;
+        let response = self.send(get).await.map_err(|e| (None, e.to_string()))?;
         let status = response.status();
         if !status.is_success() {
             return Err((Some(status), excerpt(response).await));
@@ -956,7 +1061,8 @@ impl Shared {
         let replay = Frame::from_value(&replay);
         let id_text = json!(id).to_string();
         self.session().initialize_id = Some(id_text.clone());
-        let response = send(self.post(&replay, None, None))
+        let response = self
+            .send(self.post(&replay, None, None))
             .await
             .map_err(|e| failed(e.to_string()))?;
         if !response.status().is_success() {
@@ -990,12 +1096,13 @@ impl Shared {
             let s = self.session();
             (s.id.clone(), s.version.clone())
         };
-        let ack = send(
-            self.post(&initialized, session, version)
-                .timeout(ACK_TIMEOUT),
-        )
-        .await
-        .map_err(|e| failed(e.to_string()))?;
+        let ack = self
+            .send(
+                self.post(&initialized, session, version)
+                    .timeout(ACK_TIMEOUT),
+            )
+            .await
+            .map_err(|e| failed(e.to_string()))?;
         if !ack.status().is_success() {
             return Err(failed(format!(
                 "notifications/initialized: HTTP {}",

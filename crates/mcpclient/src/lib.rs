@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+mod auth;
 mod client;
 pub mod codes;
 mod elicitation;
@@ -32,6 +33,7 @@ mod stdio;
 mod tools;
 mod transport;
 
+pub use auth::{AuthFailure, AuthHeader, HttpAuth, Refusal, MAX_AUTH_RETRIES};
 pub use client::{
     input_key, CallOptions, Client, ClientError, ClientOptions, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
     LISTEN_RETRY, LISTEN_TIMEOUT, MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS,
@@ -60,8 +62,8 @@ pub use modern::{
 };
 pub use params::{count_values, RawParams};
 pub use reach::{
-    connect, ConnectError, Connected, EntryError, Reach, ReachSink, ReachSource, ReachTransport,
-    Spawn,
+    connect, expand, ConnectError, Connected, EntryError, Reach, ReachSink, ReachSource,
+    ReachTransport, Spawn,
 };
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};

@@ -96,6 +96,7 @@ impl Reach {
             return Ok(Reach::Http(HttpConfig {
                 url: expand_at(url, "url")?,
                 headers: map("headers")?,
+                auth: None,
             }));
         }
         if matches!(text("type"), Some("http" | "streamable-http")) {
@@ -135,8 +136,12 @@ impl Reach {
     }
 }
 
-/// `${VAR}` replaced by the variable's value; a variable that is not set is an error.
-fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+/// `${VAR}` replaced by `lookup(VAR)` (`${MCPX_EXE}` by this program's path when not set
+/// otherwise), as in [`Reach::from_entry`], for the other fields of an entry that take them.
+///
+/// # Errors
+/// What is wrong (never a variable's value): an unclosed `${`, or a variable that is not set.
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -375,6 +380,7 @@ mod tests {
             Reach::Http(HttpConfig {
                 url: "http://127.0.0.1:1/mcp".to_owned(),
                 headers: vec![("Authorization".to_owned(), "Bearer s3cret".to_owned())],
+                auth: None,
             })
         );
         assert_eq!(reach.kind(), "http");

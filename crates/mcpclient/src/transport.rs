@@ -47,13 +47,27 @@ pub enum TransportError {
     /// The transport's configuration cannot be used (a malformed URL or header).
     #[error("invalid transport configuration: {0}")]
     Config(String),
+    /// The request could not be authorized: no credentials could be had for it (a login is
+    /// needed, or the authorization server refused). `source` is the [`crate::HttpAuth`]
+    /// provider's error.
+    #[error("{url}: {source}")]
+    Auth {
+        /// The id of the request, as JSON text, when it was one.
+        request_id: Option<String>,
+        /// The endpoint.
+        url: String,
+        /// The provider's error.
+        source: crate::AuthFailure,
+    },
 }
 
 impl TransportError {
     /// The id (as JSON text) of the request this failure belongs to, if it belongs to one.
     pub fn request_id(&self) -> Option<&str> {
         match self {
-            TransportError::Http { request_id, .. } => request_id.as_deref(),
+            TransportError::Http { request_id, .. } | TransportError::Auth { request_id, .. } => {
+                request_id.as_deref()
+            }
             _ => None,
         }
     }

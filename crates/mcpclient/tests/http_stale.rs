@@ -179,6 +179,7 @@ fn a_call_after_the_server_closed_the_idle_connection_is_received_once() {
             let mut transport = HttpTransport::new(&HttpConfig {
                 url: server.url.clone(),
                 headers: Vec::new(),
+                auth: None,
             })
             .unwrap();
             let first = call(&mut transport, 1).await.unwrap();
@@ -207,6 +208,7 @@ fn a_request_the_server_received_is_never_sent_again() {
         let mut transport = HttpTransport::new(&HttpConfig {
             url: server.url.clone(),
             headers: Vec::new(),
+            auth: None,
         })
         .unwrap();
         call(&mut transport, 1).await.unwrap();

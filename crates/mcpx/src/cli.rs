@@ -26,6 +26,10 @@ pub(crate) struct Cli {
     /// The config file (default: ./mcpx.json, then $XDG_CONFIG_HOME/mcpx/config.json).
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Log in through the browser when a server asks for it, also without a terminal (the
+    /// browser named by $BROWSER, else the system's; the URL is printed either way).
+    #[arg(long, global = true)]
+    pub(crate) login: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -82,6 +86,12 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DIR", default_value = ".")]
         save_dir: PathBuf,
     },
+    /// Log in to a server that asks for OAuth, show what is stored, or forget it.
+    #[command(
+        subcommand,
+        after_help = "Tokens are kept in the OS keyring, else in $XDG_CONFIG_HOME/mcpx/credentials.json\n(readable by its owner only); MCPX_CREDENTIALS=FILE names the file to use instead.\n\nExamples:\n  mcpx auth login notes\n  mcpx auth status\n  mcpx auth logout notes"
+    )]
+    Auth(AuthCommand),
     /// Compile every tool schema under the policy and list each problem (exit 1 when any).
     #[command(after_help = "Examples:\n  mcpx lint\n  mcpx lint demo")]
     Lint {
@@ -248,4 +258,27 @@ impl SchemaCommand {
         );
         Ok(command)
     }
+}
+
+/// `mcpx auth …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuthCommand {
+    /// Log in now: the authorization URL is printed and opened in the browser.
+    Login {
+        /// The server.
+        server: String,
+    },
+    /// Show what is stored for each HTTP server (never the tokens).
+    Status {
+        /// Only this server.
+        server: Option<String>,
+        /// Print JSON instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a server's tokens.
+    Logout {
+        /// The server.
+        server: String,
+    },
 }

@@ -42,6 +42,8 @@ pub struct Server {
     /// `protocol`: `"auto"` (probe with `server/discover`, the default), `"legacy"` (the
     /// `initialize` handshake only) or `"2026-07-28"` (that version only).
     pub protocol: Protocol,
+    /// `auth`: how mcpx logs in to an HTTP server that asks (OAuth); defaults when absent.
+    pub auth: mcpauth::AuthConfig,
 }
 
 impl Server {
@@ -189,6 +191,7 @@ pub fn parse(
                     Some(mcpclient::MODERN_VERSION) => Protocol::Modern,
                     _ => Protocol::Auto,
                 },
+                auth: auth(entry.get("auth"), &at, lookup)?,
                 startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
                     // The schema bounds it, so the conversion cannot fail.
                     Some(seconds) => Duration::try_from_secs_f64(seconds)
@@ -248,6 +251,37 @@ pub fn parse(
         auth: section.and_then(|g| g.get("auth")).map(resource_auth),
     };
     Ok((servers, gateway))
+}
+
+/// A server's `auth` section (the schema checked its shape), `${VAR}` expanded in each string.
+fn auth(
+    section: Option<&Value>,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<mcpauth::AuthConfig> {
+    let Some(section) = section else {
+        return Ok(mcpauth::AuthConfig::default());
+    };
+    let text = |field: &str| -> anyhow::Result<Option<String>> {
+        section
+            .get(field)
+            .and_then(Value::as_str)
+            .map(|v| {
+                mcpclient::expand(v, lookup)
+                    .map_err(|problem| anyhow!("{at}.auth.{field}: {problem}"))
+            })
+            .transpose()
+    };
+    Ok(mcpauth::AuthConfig {
+        client_id: text("clientId")?,
+        client_secret: text("clientSecret")?.map(mcpauth::Secret::new),
+        scopes: section.get("scopes").map(|s| strings(Some(s))),
+        grant: match section.get("grant").and_then(Value::as_str) {
+            Some("client_credentials") => mcpauth::Grant::ClientCredentials,
+            _ => mcpauth::Grant::AuthorizationCode,
+        },
+        client_metadata_url: text("clientMetadataUrl")?,
+    })
 }
 
 /// The duration in seconds at `key` of the gateway section, if given (the schema bounds it).

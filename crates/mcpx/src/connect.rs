@@ -150,8 +150,13 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
         protocol: server.protocol,
         ..ClientOptions::default()
     };
-    let timeout = server.startup_timeout;
     let context = || format!("server '{}'", server.name);
+    let reach = crate::login::reach(server).map_err(|error| StartFailure {
+        error: error.context(context()),
+        stderr: Vec::new(),
+    })?;
+    // A login the server asks for happens while connecting, and has time of its own.
+    let timeout = server.startup_timeout + crate::login::allowance(server);
     let deadline = tokio::time::Instant::now() + timeout;
     let late = || {
         anyhow::anyhow!(
@@ -159,7 +164,7 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
             timeout.as_secs_f64()
         )
     };
-    let connected = mcpclient::connect(&server.transport, options, Spawn::Inline, timeout).await;
+    let connected = mcpclient::connect(&reach, options, Spawn::Inline, timeout).await;
     let (error, stderr) = match connected {
         Ok(Connected { client, stderr, .. }) => {
             match tokio::time::timeout_at(deadline, client.list_tools()).await {

@@ -22,6 +22,7 @@ mod commands;
 mod connect;
 mod fleet;
 mod input;
+mod login;
 mod output;
 mod prompt;
 mod stderr_log;
@@ -47,7 +48,9 @@ fn main() -> ExitCode {
 fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
     use cli::Command;
     let config = || config::Config::load(raw.config.as_deref());
+    login::allow_login_anywhere(raw.login);
     match raw.command {
+        Command::Auth(cmd) => commands::auth::run(&config()?, cmd),
         Command::Schema(cmd) => commands::schema::run(cmd.checked()?),
         Command::Servers { json } => commands::mcp::servers(&config()?, json),
         Command::Tools {

@@ -42,6 +42,7 @@ fn target(peer: &HttpPeer) -> Reach {
     Reach::Http(HttpConfig {
         url: peer.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
 }
 

@@ -93,6 +93,7 @@ async fn http_gateway(dir: &std::path::Path) -> (HttpPeer, Client) {
     let transport = HttpTransport::new(&HttpConfig {
         url: peer.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
     .unwrap();
     let client = connect(Recording::new(spec().unwrap(), transport)).await;

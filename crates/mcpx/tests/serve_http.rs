@@ -202,6 +202,7 @@ async fn a_client_calls_through_the_http_front() {
     let transport = HttpTransport::new(&HttpConfig {
         url: peer.url.clone(),
         headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
+        auth: None,
     })
     .unwrap();
     // The 2025 era: a session, and results exactly as the server wrote them (a modern
@@ -272,6 +273,7 @@ async fn the_clients_credentials_never_reach_a_server() {
             ("Authorization".into(), format!("Bearer {TOKEN}")),
             ("X-Client-Secret".into(), "the client's own".into()),
         ],
+        auth: None,
     })
     .unwrap();
     let (client, _events) =
@@ -355,6 +357,7 @@ async fn secrets_never_reach_the_log_even_at_trace_level() {
     let transport = HttpTransport::new(&HttpConfig {
         url: peer.url.clone(),
         headers: vec![("Authorization".into(), format!("Bearer {front_token}"))],
+        auth: None,
     })
     .unwrap();
     let session = transport.session();

@@ -408,6 +408,7 @@ async fn two_modern_clients_elicit_at_once_and_each_gets_its_own_question_and_re
     let transport = mcpclient::HttpTransport::new(&mcpclient::HttpConfig {
         url: peer.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
     .unwrap();
     let legacy_spec = common::spec().unwrap();

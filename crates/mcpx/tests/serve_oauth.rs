@@ -267,6 +267,7 @@ async fn scopes_audiences_and_no_token_passthrough() {
                 ("Authorization".into(), format!("Bearer {token}")),
                 ("X-Client-Secret".into(), "the client's own".into()),
             ],
+            auth: None,
         })
         .unwrap();
         Client::connect_with(

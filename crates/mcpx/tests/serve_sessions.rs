@@ -76,6 +76,7 @@ async fn client(gateway: &HttpPeer, name: &'static str) -> (Client, Named) {
     let transport = HttpTransport::new(&HttpConfig {
         url: gateway.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
     .unwrap();
     let options = ClientOptions {
@@ -187,6 +188,7 @@ async fn plain_client(
     let transport = HttpTransport::new(&HttpConfig {
         url: gateway.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
     .unwrap();
     let (client, events) = Client::connect_with(

@@ -25,6 +25,7 @@ async fn client(gateway: &HttpPeer, protocol: Protocol, user: &ScriptedUser) -> 
     let transport = HttpTransport::new(&HttpConfig {
         url: gateway.url.clone(),
         headers: Vec::new(),
+        auth: None,
     })
     .unwrap();
     let options = ClientOptions {

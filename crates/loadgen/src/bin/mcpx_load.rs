@@ -70,7 +70,14 @@ fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
         }
     }
     let url = url.ok_or(USAGE)?;
-    Ok((Reach::Http(HttpConfig { url, headers }), load))
+    Ok((
+        Reach::Http(HttpConfig {
+            url,
+            headers,
+            auth: None,
+        }),
+        load,
+    ))
 }
 
 fn main() -> ExitCode {

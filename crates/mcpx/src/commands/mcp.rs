@@ -20,7 +20,7 @@ use crate::output::{print, style};
 use mcpx::config::{Config, Server};
 use mcpx::shape::Shape;
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,6 +55,7 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
             }
             Err(failure) => {
                 json!({"name": server.name, "transport": server.transport.kind(), "started": false,
+                "needsLogin": crate::login::needs_login(&server.name),
                 "error": format!("{:#}", failure.error), "stderr": failure.stderr})
             }
         };
@@ -76,7 +77,12 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
                     row["failingSchemas"]
                 )),
                 Err(failure) => {
-                    out.push_str(&format!("{name}\t{kind}\tfailed\t{:#}\n", failure.error));
+                    let state = if row["needsLogin"] == true {
+                        "needs login"
+                    } else {
+                        "failed"
+                    };
+                    out.push_str(&format!("{name}\t{kind}\t{state}\t{:#}\n", failure.error));
                     for line in &failure.stderr {
                         out.push_str(&format!("  stderr: {line}\n"));
                     }

@@ -126,6 +126,18 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             .build(),
     }
     .context("cannot start the async runtime")?;
+    // Each upstream's OAuth client: stored tokens, refreshed, never a login.
+    let upstreams: Vec<_> = config
+        .servers
+        .iter()
+        .map(|s| {
+            let reach = crate::login::upstream_reach(s)?;
+            Ok(mcpgateway::UpstreamConfig {
+                transport: reach,
+                ..s.upstream()
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
     let served = runtime.block_on(async {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
@@ -134,7 +146,6 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             timeout: serve.timeout,
             ..GatewayOptions::default()
         };
-        let upstreams = config.servers.iter().map(|s| s.upstream()).collect();
         let gateway = Gateway::start(upstreams, options);
         let served = match serve.http {
             None => {

@@ -54,10 +54,21 @@ pub fn config(dir: &Path, demo_args: &[&str], extra: &str, gateway: &str) -> Pat
 
 /// `mcpx --config CONFIG ARGS`, expecting exit `code`: its stdout and stderr.
 pub fn run(config: &Path, args: &[&str], code: i32) -> (String, String) {
+    run_with(config, args, &[], code)
+}
+
+/// [`run`] with `env` set.
+pub fn run_with(
+    config: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+    code: i32,
+) -> (String, String) {
     let out = assert_cmd::Command::new(MCPX)
         .arg("--config")
         .arg(config)
         .args(args)
+        .envs(env.iter().copied())
         .assert()
         .code(code)
         .get_output()

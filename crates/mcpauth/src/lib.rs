@@ -1,0 +1,44 @@
+//! MCP authorization, mcpx as the OAuth 2.1 client of a remote MCP server.
+//!
+//! On a 401 the server's Protected Resource Metadata (RFC 9728) names its authorization
+//! server, whose metadata (RFC 8414 or OpenID discovery) gives the endpoints ([`discover`]).
+//! The client's identity comes from the config, a Client ID Metadata Document, or Dynamic
+//! Client Registration (RFC 7591), in that order. A login is the authorization code grant with
+//! PKCE S256, `state`, the `resource` indicator (RFC 8707) and a loopback redirect on
+//! 127.0.0.1, the `iss` of the answer checked (RFC 9207). Tokens go to a [`Store`] (the OS
+//! keyring, or a file only its owner reads) and are refreshed before they expire and on a 401;
+//! a `403 insufficient_scope` asks for the union of the scopes (step-up). Machines use the
+//! client-credentials grant.
+//!
+//! [`Authorizer`] ties it together as the [`mcpclient::HttpAuth`] of an HTTP transport.
+//! Secrets are [`Secret`]s: their `Debug` is redacted, and no error carries one.
+
+#![deny(missing_docs)]
+
+mod authorizer;
+mod challenge;
+mod discovery;
+mod error;
+mod fetch;
+mod loopback;
+mod registration;
+mod secret;
+mod store;
+mod token;
+
+pub use authorizer::{
+    AuthConfig, Authorizer, Grant, Interaction, Status, MAX_GRANTS, MAX_STEP_UPS, REFRESH_MARGIN,
+};
+pub use challenge::Challenge;
+pub use discovery::{
+    discover, resource_metadata_urls, server_metadata_urls, Discovery, ResourceMetadata,
+    ServerMetadata,
+};
+pub use error::AuthError;
+pub use fetch::{MAX_METADATA_BYTES, MAX_TOKEN_RESPONSE_BYTES, REQUEST_TIMEOUT};
+pub use loopback::{
+    Callback, Loopback, LOGIN_TIMEOUT, MAX_CALLBACK_BYTES, MAX_CALLBACK_CONNECTIONS,
+};
+pub use registration::ClientRecord;
+pub use secret::Secret;
+pub use store::{FileStore, KeyringStore, Store, TokenRecord};

@@ -1,0 +1,187 @@
+//! Requests to the token endpoint, through `oauth2`: the code exchange with its PKCE verifier,
+//! refresh, and the client-credentials grant, each with the `resource` indicator (RFC 8707).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
+    EndpointSet, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError,
+    Scope, TokenResponse, TokenUrl,
+};
+
+use crate::{AuthError, ClientRecord, Secret, ServerMetadata, TokenRecord};
+
+type Oauth = BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
+
+/// What the token endpoint is asked for.
+pub(crate) enum Grant<'a> {
+    /// An authorization code, with the verifier of its challenge and the redirect it came to.
+    Code {
+        code: String,
+        verifier: PkceCodeVerifier,
+        redirect_uri: &'a str,
+    },
+    Refresh(&'a Secret),
+    ClientCredentials,
+}
+
+/// An authorization request, and what its answer is checked against.
+pub(crate) struct Authorization {
+    pub(crate) url: String,
+    pub(crate) state: String,
+    pub(crate) verifier: PkceCodeVerifier,
+}
+
+fn oauth(
+    server: &ServerMetadata,
+    client: &ClientRecord,
+    redirect_uri: Option<&str>,
+) -> Result<Oauth, AuthError> {
+    let bad = |what: &str, e: &dyn std::fmt::Display| AuthError::Metadata {
+        url: server.issuer.clone(),
+        message: format!("{what}: {e}"),
+    };
+    let mut oauth = BasicClient::new(ClientId::new(client.client_id.clone()))
+        .set_auth_uri(
+            AuthUrl::new(server.authorization_endpoint.clone())
+                .map_err(|e| bad("authorization_endpoint", &e))?,
+        )
+        .set_token_uri(
+            TokenUrl::new(server.token_endpoint.clone()).map_err(|e| bad("token_endpoint", &e))?,
+        );
+    if let Some(uri) = redirect_uri {
+        oauth = oauth.set_redirect_uri(
+            RedirectUrl::new(uri.to_owned()).map_err(|e| bad("redirect_uri", &e))?,
+        );
+    }
+    let method = client.auth_method(server);
+    if let (Some(secret), true) = (&client.client_secret, method != "none") {
+        oauth = oauth.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
+    }
+    Ok(oauth.set_auth_type(if method == "client_secret_post" {
+        AuthType::RequestBody
+    } else {
+        AuthType::BasicAuth
+    }))
+}
+
+/// The URL that asks `server` to authorize `client` for `resource` with `scopes`.
+pub(crate) fn authorization(
+    server: &ServerMetadata,
+    client: &ClientRecord,
+    redirect_uri: &str,
+    resource: &str,
+    scopes: &[String],
+) -> Result<Authorization, AuthError> {
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let oauth = oauth(server, client, Some(redirect_uri))?;
+    let mut request = oauth
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .add_extra_param("resource", resource);
+    if !scopes.is_empty() {
+        request = request.add_scope(Scope::new(scopes.join(" ")));
+    }
+    let (url, state) = request.url();
+    Ok(Authorization {
+        url: url.to_string(),
+        state: state.secret().clone(),
+        verifier,
+    })
+}
+
+/// Asks `server`'s token endpoint for tokens for `resource`.
+///
+/// # Errors
+/// [`AuthError::Token`] with the server's error code and description, or what was wrong with
+/// the exchange; never with a token.
+pub(crate) async fn request(
+    http: &reqwest::Client,
+    server: &ServerMetadata,
+    client: &ClientRecord,
+    grant: Grant<'_>,
+    resource: &str,
+    scopes: &[String],
+) -> Result<TokenRecord, AuthError> {
+    let send = crate::fetch::OauthHttp(http);
+    let scope = (!scopes.is_empty()).then(|| Scope::new(scopes.join(" ")));
+    let answer = match grant {
+        Grant::Code {
+            code,
+            verifier,
+            redirect_uri,
+        } => {
+            oauth(server, client, Some(redirect_uri))?
+                .exchange_code(AuthorizationCode::new(code))
+                .set_pkce_verifier(verifier)
+                .add_extra_param("resource", resource)
+                .request_async(&send)
+                .await
+        }
+        Grant::Refresh(token) => {
+            let token = RefreshToken::new(token.expose().to_owned());
+            let oauth = oauth(server, client, None)?;
+            let mut request = oauth
+                .exchange_refresh_token(&token)
+                .add_extra_param("resource", resource);
+            if let Some(scope) = scope {
+                request = request.add_scope(scope);
+            }
+            request.request_async(&send).await
+        }
+        Grant::ClientCredentials => {
+            let oauth = oauth(server, client, None)?;
+            let mut request = oauth
+                .exchange_client_credentials()
+                .add_extra_param("resource", resource);
+            if let Some(scope) = scope {
+                request = request.add_scope(scope);
+            }
+            request.request_async(&send).await
+        }
+    };
+    let failed = |message: String| AuthError::Token {
+        url: server.token_endpoint.clone(),
+        message,
+    };
+    let token = answer.map_err(|e| {
+        failed(match e {
+            RequestTokenError::ServerResponse(answer) => match answer.error_description() {
+                Some(description) => format!("{}: {description}", answer.error()),
+                None => answer.error().to_string(),
+            },
+            RequestTokenError::Request(e) => e.to_string(),
+            // The body is not quoted: it may hold a token.
+            RequestTokenError::Parse(e, _) => format!("the answer is not a token response: {e}"),
+            RequestTokenError::Other(message) => message,
+        })
+    })?;
+    let granted = token
+        .scopes()
+        .map(|s| {
+            s.iter()
+                .flat_map(|scope| scope.split_ascii_whitespace())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_else(|| scopes.to_vec());
+    Ok(TokenRecord {
+        issuer: server.issuer.clone(),
+        client_id: client.client_id.clone(),
+        access_token: Secret::new(token.access_token().secret().clone()),
+        refresh_token: token
+            .refresh_token()
+            .map(|t| Secret::new(t.secret().clone())),
+        expires_at: token.expires_in().map(|d| now() + d.as_secs()),
+        scopes: granted,
+    })
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}
