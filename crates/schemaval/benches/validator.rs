@@ -31,6 +31,8 @@ fn tool_schema(c: &mut Criterion) {
     assert!(ours.is_valid(&valid) && raw.is_valid(&valid));
     assert!(!ours.is_valid(&invalid) && !raw.is_valid(&invalid));
     assert!(!ours.is_valid(&near_miss) && !raw.is_valid(&near_miss));
+    let hints = ours.validate(&near_miss).unwrap_err().hints();
+    assert!(hints.iter().all(Option::is_some), "{hints:?}");
 
     let mut g = c.benchmark_group("tool/compile");
     g.bench_function("schemaval", |b| {

@@ -18,6 +18,8 @@ pub struct Schema {
 
 struct Inner {
     validator: Validator,
+    /// The document, for the hints beside violation lines.
+    document: Value,
     dialect: Dialect,
     recursive: bool,
 }
@@ -95,6 +97,7 @@ impl Compiler {
         Ok(Schema {
             inner: Arc::new(Inner {
                 validator,
+                document: schema.clone(),
                 dialect,
                 recursive: shape.recursive,
             }),
@@ -143,7 +146,7 @@ impl Schema {
         }
         let mut violations: Vec<Violation> = Vec::new();
         for error in self.inner.validator.iter_errors(instance) {
-            violation::push_violations(instance, &error, &mut violations);
+            violation::push_violations(&self.inner.document, instance, &error, &mut violations);
         }
         if violations.is_empty() {
             Ok(())
