@@ -395,14 +395,15 @@ impl Inner {
                 }
                 Ok(outcome.response.result_raw().to_owned())
             }
-            Err(ClientError::InvalidArguments { violations, .. }) => {
-                self.rejected(&exposed, violations)
-            }
+            Err(ClientError::InvalidArguments {
+                violations, hints, ..
+            }) => self.rejected(&exposed, violations, hints),
             Err(ClientError::UnusableInputSchema { error, .. }) => self.rejected(
                 &exposed,
                 vec![format!(
                     "$: the tool's inputSchema does not compile: {error}"
                 )],
+                vec![None],
             ),
             Err(other) => Err(self.failed(route.upstream, &other)),
         }
@@ -420,16 +421,25 @@ impl Inner {
         error.to_jsonrpc_error()
     }
 
-    fn rejected(&self, tool: &str, violations: Vec<String>) -> Answer {
+    /// The answer to a call with invalid arguments: the flat lines as they are, each line's
+    /// hint in `data.hints` (same order, `null` for none; absent when there is none) or, in a
+    /// tool result, on the line after it.
+    fn rejected(&self, tool: &str, violations: Vec<String>, hints: Vec<Option<String>>) -> Answer {
         self.rejected_calls.fetch_add(1, Ordering::Relaxed);
         let first = violations.first().cloned().unwrap_or_default();
         match self.options.invalid_arguments {
-            InvalidArguments::Error => Err(json!({"code": codes::INVALID_PARAMS,
-                "message": format!("invalid arguments for tool '{tool}': {first}"),
-                "data": {"violations": violations}})),
+            InvalidArguments::Error => {
+                let mut data = json!({"violations": violations});
+                if hints.iter().any(Option::is_some) {
+                    data["hints"] = json!(hints);
+                }
+                Err(json!({"code": codes::INVALID_PARAMS,
+                    "message": format!("invalid arguments for tool '{tool}': {first}"),
+                    "data": data}))
+            }
             InvalidArguments::ToolResult => Ok(raw(&json!({
                 "content": [{"type": "text",
-                    "text": format!("invalid arguments for tool '{tool}':\n{}", violations.join("\n"))}],
+                    "text": format!("invalid arguments for tool '{tool}':\n{}", schemaval::with_hints(&violations, &hints))}],
                 "isError": true
             }))),
         }

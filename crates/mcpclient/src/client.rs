@@ -111,6 +111,9 @@ pub enum ClientError {
         tool: String,
         /// One flat line per problem.
         violations: Vec<String>,
+        /// What would be right beside each line, where that is certain (`None` elsewhere); as
+        /// long as `violations`.
+        hints: Vec<Option<String>>,
     },
     /// The tool's `inputSchema` does not compile under the policy, so no call can be checked:
     /// refused (inputs are enforced, fail closed).
@@ -142,8 +145,14 @@ impl ClientError {
     /// rejected arguments, the server's own error as it sent it, -32603 otherwise.
     pub fn to_jsonrpc_error(&self) -> Value {
         match self {
-            ClientError::InvalidArguments { violations, .. } => {
-                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": {"violations": violations}})
+            ClientError::InvalidArguments {
+                violations, hints, ..
+            } => {
+                let mut data = json!({"violations": violations});
+                if hints.iter().any(Option::is_some) {
+                    data["hints"] = json!(hints);
+                }
+                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": data})
             }
             ClientError::UnusableInputSchema { error, .. } => {
                 json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": {"violations": [error.to_string()]}})
@@ -947,6 +956,7 @@ impl Inner {
                     violations: vec![format!(
                         "$: the arguments hold about {values} JSON values, over the {MAX_ARGUMENT_VALUES} mcpx checks"
                     )],
+                    hints: vec![None],
                 });
             }
         }
@@ -956,6 +966,7 @@ impl Inner {
                 serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidArguments {
                     tool: name.to_owned(),
                     violations: vec![format!("$: the arguments cannot be read: {e}")],
+                    hints: vec![None],
                 })?
             }
             None => json!({}),
@@ -978,6 +989,7 @@ impl Inner {
                     return Err(ClientError::InvalidArguments {
                         tool: name.to_owned(),
                         violations: err.lines(),
+                        hints: err.hints(),
                     });
                 }
             }

@@ -237,7 +237,7 @@ async fn invalid_arguments_can_be_answered_as_a_tool_result() {
     assert_eq!(
         answer["result"],
         json!({"content": [{"type": "text", "text":
-            "invalid arguments for tool 'demo__get-sum':\n$: missing property 'b'\n$.a: got string, want integer"}],
+            "invalid arguments for tool 'demo__get-sum':\n$: missing property 'b'\n  hint: add 'b' (integer)\n$.a: got string, want integer"}],
             "isError": true})
     );
 }
@@ -284,6 +284,16 @@ async fn schemas_can_be_presented_as_2020_12_and_calls_are_checked_as_listed() {
     assert_eq!(
         rejected["error"]["data"]["violations"],
         json!(["$.text: minLength: got 0 characters, want 1"])
+    );
+    let hinted = client
+        .call("demo__get-sum", json!({"a": 2, "b": "3"}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        hinted["error"]["data"],
+        json!({"violations": ["$.b: got string, want integer"],
+            "hints": ["did you mean 3, without quotes?"]})
     );
 }
 

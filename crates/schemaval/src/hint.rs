@@ -17,6 +17,28 @@ use serde_json::{Map, Value};
 use crate::violation::{is_integral, render};
 use crate::{MAX_HINT_CANDIDATES, MAX_HINT_CHARS, MAX_HINT_EDITS, MAX_HINT_REF_HOPS};
 
+/// Before each hint in [`with_hints`]'s text.
+const HINT_PREFIX: &str = "  hint: ";
+
+/// Flat lines as text, one a line, each line's hint (same order as `lines`, `None` for none) on
+/// the line after it as `  hint: …`; the lines themselves unchanged, so a reader that takes
+/// the lines starting with `$` still finds exactly them.
+pub fn with_hints(lines: &[String], hints: &[Option<String>]) -> String {
+    let mut text = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(line);
+        if let Some(Some(hint)) = hints.get(i) {
+            text.push('\n');
+            text.push_str(HINT_PREFIX);
+            text.push_str(hint);
+        }
+    }
+    text
+}
+
 /// The hint for the `nth` line an error stands for (one line per unexpected property, otherwise
 /// one), if one is certain. `schema` is the document the error's schema path points into.
 pub(crate) fn for_error(
@@ -309,6 +331,20 @@ mod tests {
         assert_eq!(nearest("weight", names.into_iter()), None);
         assert_eq!(nearest("c", ["a", "b"].into_iter()), None);
         assert_eq!(nearest("ab", ["ac", "bb"].into_iter()), None);
+    }
+
+    #[test]
+    fn hints_follow_their_lines() {
+        let lines = ["$.a: x".to_owned(), "$.b: y".to_owned()];
+        let text = with_hints(
+            &lines,
+            &[Some("did you mean 3, without quotes?".into()), None],
+        );
+        assert_eq!(
+            text,
+            "$.a: x\n  hint: did you mean 3, without quotes?\n$.b: y"
+        );
+        assert_eq!(with_hints(&lines, &[]), "$.a: x\n$.b: y");
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod violation;
 
 pub use dialect::Dialect;
 pub use error::CompileError;
+pub use hint::with_hints;
 pub use json::parse_json;
 pub use limits::{
     MAX_DEPTH, MAX_HINT_CANDIDATES, MAX_HINT_CHARS, MAX_HINT_EDITS, MAX_HINT_REF_HOPS,
