@@ -101,22 +101,28 @@ fn quoted_scalar(instance: &Value, kind: &TypeKind) -> Option<String> {
     if text.chars().count() > MAX_HINT_CHARS {
         return None;
     }
-    let wants = |name: &str| match kind {
-        TypeKind::Single(t) => t.as_str() == name,
-        TypeKind::Multiple(set) => set.iter().any(|t| t.as_str() == name),
-    };
+    let wants = |name: &str| wants_type(kind, name);
     let fits = match crate::parse_json(text.as_bytes()).ok()? {
         Value::Bool(_) => wants("boolean"),
-        // Plain integer text only: `3.0` or `3e0` as an integer depends on the dialect.
-        Value::Number(n)
-            if is_integral(&n) && text.bytes().all(|b| b == b'-' || b.is_ascii_digit()) =>
-        {
-            wants("integer") || wants("number")
-        }
+        Value::Number(n) if plain_integer(&n, text) => wants("integer") || wants("number"),
         Value::Number(_) => wants("number"),
         _ => false,
     };
     fits.then(|| format!("did you mean {text}, without quotes?"))
+}
+
+/// Whether a `type` keyword's set of types holds `name`.
+pub(crate) fn wants_type(kind: &TypeKind, name: &str) -> bool {
+    match kind {
+        TypeKind::Single(t) => t.as_str() == name,
+        TypeKind::Multiple(set) => set.iter().any(|t| t.as_str() == name),
+    }
+}
+
+/// Whether `n`, parsed from `text`, is an integer written as plain digits: `3.0` or `3e0` as
+/// an integer depends on the dialect, so only `3` counts.
+pub(crate) fn plain_integer(n: &serde_json::Number, text: &str) -> bool {
+    is_integral(n) && text.bytes().all(|b| b == b'-' || b.is_ascii_digit())
 }
 
 /// The one string option nearest a string instance, if near enough.

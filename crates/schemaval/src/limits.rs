@@ -55,3 +55,7 @@ pub const MAX_HINT_EDITS: usize = 2;
 
 /// Most local `$ref`s followed to find a missing property's declared type for a hint.
 pub const MAX_HINT_REF_HOPS: usize = 8;
+
+/// Most rounds of fixes [`crate::Schema::coerce`] makes: one wraps a single value in an array,
+/// the next fixes that array's item (`"7"` → `["7"]` → `[7]`).
+pub const MAX_COERCION_ROUNDS: usize = 2;

@@ -124,6 +124,11 @@ impl Schema {
         Compiler::new().compile(schema)
     }
 
+    /// The underlying validator.
+    pub(crate) fn validator(&self) -> &Validator {
+        &self.inner.validator
+    }
+
     /// The dialect the schema is validated by.
     pub fn dialect(&self) -> Dialect {
         self.inner.dialect
@@ -157,7 +162,7 @@ impl Schema {
 
     /// Validation recurses as deep as the schema does, and through a reference cycle as deep as
     /// the instance: only then is the instance's depth measured.
-    fn too_deep(&self, instance: &Value) -> bool {
+    pub(crate) fn too_deep(&self, instance: &Value) -> bool {
         self.inner.recursive && deeper_than(instance, MAX_DEPTH)
     }
 }
