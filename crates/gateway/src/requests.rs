@@ -248,6 +248,7 @@ impl Inner {
             tag: Some(tagged.tag.clone()),
             log_level: session.log_level_name(),
             capabilities: Some(session.relayed_capabilities()),
+            ..CallOptions::default()
         };
         match running
             .client
@@ -358,6 +359,7 @@ impl Inner {
         options.tag = Some(tagged.tag.clone());
         options.log_level = session.log_level_name();
         options.capabilities = Some(session.relayed_capabilities());
+        options.coerce_arguments = self.upstreams[route.upstream].config.coerce_arguments;
         params.set("name", &json!(route.name));
         let forward = |mut step: Value| {
             if let Some(token) = &token {
@@ -393,7 +395,15 @@ impl Inner {
                     self.output_warnings.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(server, tool = route.name, exposed, lines = ?warning.lines, "{}", warning.message);
                 }
-                Ok(outcome.response.result_raw().to_owned())
+                if outcome.coerced.is_empty() {
+                    Ok(outcome.response.result_raw().to_owned())
+                } else {
+                    tracing::info!(server, tool = route.name, exposed, changes = ?outcome.coerced, "arguments coerced");
+                    Ok(mcpclient::mark_coerced(
+                        outcome.response.result_raw(),
+                        &outcome.coerced,
+                    ))
+                }
             }
             Err(ClientError::InvalidArguments {
                 violations, hints, ..

@@ -223,6 +223,10 @@ pub struct CallOptions {
     /// (`io.modelcontextprotocol/clientCapabilities`) in place of the handlers' (a gateway
     /// passing on what its own client can answer).
     pub capabilities: Option<Value>,
+    /// Arguments that violate the `inputSchema` but for the one unambiguous fix
+    /// [`schemaval::Schema::coerce`] finds are sent fixed, the changes in
+    /// [`crate::CallOutcome::coerced`] (`"coerceArguments": "safe"`); off by default.
+    pub coerce_arguments: bool,
 }
 
 impl CallOptions {
@@ -501,6 +505,7 @@ impl Client {
         Ok(CallOutcome {
             response,
             warnings: Vec::new(),
+            coerced: Vec::new(),
         })
     }
 
@@ -941,13 +946,14 @@ impl Inner {
 
     async fn call_tool(
         &self,
-        params: RawParams,
+        mut params: RawParams,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
         let name = params
             .get_str("name")
             .ok_or_else(|| malformed("tools/call", "params need the tool's name".to_owned()))?;
         let name = name.as_str();
+        let mut coerced = Vec::new();
         if let Some(raw) = params.get("arguments") {
             let values = count_values(raw.get());
             if values > MAX_ARGUMENT_VALUES {
@@ -986,11 +992,20 @@ impl Inner {
             }
             Ok(schema) => {
                 if let Err(err) = schema.validate(&arguments) {
-                    return Err(ClientError::InvalidArguments {
-                        tool: name.to_owned(),
-                        violations: err.lines(),
-                        hints: err.hints(),
-                    });
+                    let fixed = options
+                        .coerce_arguments
+                        .then(|| schema.coerce(&arguments))
+                        .flatten();
+                    let Some(fixed) = fixed else {
+                        return Err(ClientError::InvalidArguments {
+                            tool: name.to_owned(),
+                            violations: err.lines(),
+                            hints: err.hints(),
+                        });
+                    };
+                    tracing::info!(tool = name, changes = ?fixed.changes, "arguments coerced (coerceArguments: safe)");
+                    params.set("arguments", &fixed.value);
+                    coerced = fixed.changes;
                 }
             }
         }
@@ -1004,7 +1019,11 @@ impl Inner {
         for warning in &warnings {
             tracing::warn!(tool = name, lines = ?warning.lines, "{}", warning.message);
         }
-        Ok(CallOutcome { response, warnings })
+        Ok(CallOutcome {
+            response,
+            warnings,
+            coerced,
+        })
     }
 
     async fn request(

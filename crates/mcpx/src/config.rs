@@ -39,6 +39,9 @@ pub struct Server {
     /// `protocol`: `"auto"` (probe with `server/discover`, the default), `"legacy"` (the
     /// `initialize` handshake only) or `"2026-07-28"` (that version only).
     pub protocol: Protocol,
+    /// `coerceArguments`: `"safe"` sends the one unambiguous fix of invalid arguments;
+    /// `"off"` (the default) refuses them.
+    pub coerce_arguments: bool,
 }
 
 impl Server {
@@ -51,6 +54,7 @@ impl Server {
             isolation: self.isolation,
             prefix: self.prefix.clone(),
             protocol: self.protocol,
+            coerce_arguments: self.coerce_arguments,
         }
     }
 }
@@ -184,6 +188,8 @@ pub fn parse(
                     Some(mcpclient::MODERN_VERSION) => Protocol::Modern,
                     _ => Protocol::Auto,
                 },
+                coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str)
+                    == Some("safe"),
                 startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
                     // The schema bounds it, so the conversion cannot fail.
                     Some(seconds) => Duration::try_from_secs_f64(seconds)
