@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 mod coerce;
+mod compare;
 mod dialect;
 mod error;
 mod hint;
@@ -36,15 +37,16 @@ mod validate_error;
 mod violation;
 
 pub use coerce::Coerced;
+pub use compare::{compare, SchemaChange};
 pub use dialect::Dialect;
 pub use error::CompileError;
 pub use hint::with_hints;
 pub use json::parse_json;
 pub use limits::{
-    MAX_COERCION_ROUNDS, MAX_DEPTH, MAX_HINT_CANDIDATES, MAX_HINT_CHARS, MAX_HINT_EDITS,
-    MAX_HINT_REF_HOPS, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS,
-    MAX_REFS_FOR_CYCLE_SEARCH, MAX_REGEX_BACKTRACKS, MAX_REGEX_SIZE, MAX_SCHEMA_BYTES,
-    MAX_UPGRADE_PASSES,
+    MAX_COERCION_ROUNDS, MAX_COMPARE_DEPTH, MAX_DEPTH, MAX_HINT_CANDIDATES, MAX_HINT_CHARS,
+    MAX_HINT_EDITS, MAX_HINT_REF_HOPS, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS,
+    MAX_QUOTED_CHARS, MAX_REFS_FOR_CYCLE_SEARCH, MAX_REGEX_BACKTRACKS, MAX_REGEX_SIZE,
+    MAX_SCHEMA_BYTES, MAX_UPGRADE_PASSES,
 };
 #[doc(hidden)]
 pub use schema::policy_options;

@@ -59,3 +59,7 @@ pub const MAX_HINT_REF_HOPS: usize = 8;
 /// Most rounds of fixes [`crate::Schema::coerce`] makes: one wraps a single value in an array,
 /// the next fixes that array's item (`"7"` → `["7"]` → `[7]`).
 pub const MAX_COERCION_ROUNDS: usize = 2;
+
+/// Deepest subschema nesting [`crate::compare`] reads for the direction of a change; a
+/// difference deeper than this counts as [`crate::SchemaChange::Both`].
+pub const MAX_COMPARE_DEPTH: usize = 64;
