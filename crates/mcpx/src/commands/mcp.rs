@@ -20,7 +20,7 @@ use crate::output::{print, style};
 use mcpx::config::{Config, Server};
 use mcpx::shape::Shape;
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -94,7 +94,7 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
 
 /// The servers a command names (one, or all of the config), started; those that failed are
 /// reported on stderr. With one server named, its failure is the command's error.
-fn start_chosen<'c>(
+pub(crate) fn start_chosen<'c>(
     rt: &tokio::runtime::Runtime,
     config: &'c Config,
     server: Option<&str>,

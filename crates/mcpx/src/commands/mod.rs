@@ -1,5 +1,6 @@
 //! One module per command.
 
 pub(crate) mod mcp;
+pub(crate) mod pin;
 pub(crate) mod schema;
 pub(crate) mod serve;
