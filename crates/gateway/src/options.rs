@@ -47,6 +47,11 @@ pub struct UpstreamConfig {
     pub prefix: String,
     /// Which protocol era to speak to it (`protocol`): probe by default.
     pub protocol: mcpclient::Protocol,
+    /// `"coerceArguments": "safe"`: arguments that violate a tool's `inputSchema` but for one
+    /// unambiguous fix (a numeric or boolean string, a single value where an array is wanted)
+    /// are sent fixed, logged, and the result's `_meta` says so ([`mcpclient::COERCED_META`]).
+    /// Off by default.
+    pub coerce_arguments: bool,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).

@@ -248,6 +248,7 @@ impl Hub {
             tag: Some(tagged.tag.clone()),
             log_level: session.log_level_name(),
             capabilities: Some(session.relayed_capabilities()),
+            ..CallOptions::default()
         };
         match running
             .client
@@ -358,6 +359,7 @@ impl Hub {
         options.tag = Some(tagged.tag.clone());
         options.log_level = session.log_level_name();
         options.capabilities = Some(session.relayed_capabilities());
+        options.coerce_arguments = self.upstreams[route.upstream].config.coerce_arguments;
         params.set("name", &json!(route.name));
         let forward = |mut step: Value| {
             if let Some(token) = &token {
@@ -393,16 +395,25 @@ impl Hub {
                     self.output_warnings.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(server, tool = route.name, exposed, lines = ?warning.lines, "{}", warning.message);
                 }
-                Ok(outcome.response.result_raw().to_owned())
+                if outcome.coerced.is_empty() {
+                    Ok(outcome.response.result_raw().to_owned())
+                } else {
+                    tracing::info!(server, tool = route.name, exposed, changes = ?outcome.coerced, "arguments coerced");
+                    Ok(mcpclient::mark_coerced(
+                        outcome.response.result_raw(),
+                        &outcome.coerced,
+                    ))
+                }
             }
-            Err(ClientError::InvalidArguments { violations, .. }) => {
-                self.rejected(&exposed, violations)
-            }
+            Err(ClientError::InvalidArguments {
+                violations, hints, ..
+            }) => self.rejected(&exposed, violations, hints),
             Err(ClientError::UnusableInputSchema { error, .. }) => self.rejected(
                 &exposed,
                 vec![format!(
                     "$: the tool's inputSchema does not compile: {error}"
                 )],
+                vec![None],
             ),
             Err(other) => Err(self.failed(route.upstream, &other)),
         }
@@ -420,16 +431,25 @@ impl Hub {
         error.to_jsonrpc_error()
     }
 
-    fn rejected(&self, tool: &str, violations: Vec<String>) -> Answer {
+    /// The answer to a call with invalid arguments: the flat lines as they are, each line's
+    /// hint in `data.hints` (same order, `null` for none; absent when there is none) or, in a
+    /// tool result, on the line after it.
+    fn rejected(&self, tool: &str, violations: Vec<String>, hints: Vec<Option<String>>) -> Answer {
         self.rejected_calls.fetch_add(1, Ordering::Relaxed);
         let first = violations.first().cloned().unwrap_or_default();
         match self.options.invalid_arguments {
-            InvalidArguments::Error => Err(json!({"code": codes::INVALID_PARAMS,
-                "message": format!("invalid arguments for tool '{tool}': {first}"),
-                "data": {"violations": violations}})),
+            InvalidArguments::Error => {
+                let mut data = json!({"violations": violations});
+                if hints.iter().any(Option::is_some) {
+                    data["hints"] = json!(hints);
+                }
+                Err(json!({"code": codes::INVALID_PARAMS,
+                    "message": format!("invalid arguments for tool '{tool}': {first}"),
+                    "data": data}))
+            }
             InvalidArguments::ToolResult => Ok(raw(&json!({
                 "content": [{"type": "text",
-                    "text": format!("invalid arguments for tool '{tool}':\n{}", violations.join("\n"))}],
+                    "text": format!("invalid arguments for tool '{tool}':\n{}", schemaval::with_hints(&violations, &hints))}],
                 "isError": true
             }))),
         }

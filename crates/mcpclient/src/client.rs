@@ -111,6 +111,9 @@ pub enum ClientError {
         tool: String,
         /// One flat line per problem.
         violations: Vec<String>,
+        /// What would be right beside each line, where that is certain (`None` elsewhere); as
+        /// long as `violations`.
+        hints: Vec<Option<String>>,
     },
     /// The tool's `inputSchema` does not compile under the policy, so no call can be checked:
     /// refused (inputs are enforced, fail closed).
@@ -142,8 +145,14 @@ impl ClientError {
     /// rejected arguments, the server's own error as it sent it, -32603 otherwise.
     pub fn to_jsonrpc_error(&self) -> Value {
         match self {
-            ClientError::InvalidArguments { violations, .. } => {
-                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": {"violations": violations}})
+            ClientError::InvalidArguments {
+                violations, hints, ..
+            } => {
+                let mut data = json!({"violations": violations});
+                if hints.iter().any(Option::is_some) {
+                    data["hints"] = json!(hints);
+                }
+                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": data})
             }
             ClientError::UnusableInputSchema { error, .. } => {
                 json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": {"violations": [error.to_string()]}})
@@ -214,6 +223,10 @@ pub struct CallOptions {
     /// (`io.modelcontextprotocol/clientCapabilities`) in place of the handlers' (a gateway
     /// passing on what its own client can answer).
     pub capabilities: Option<Value>,
+    /// Arguments that violate the `inputSchema` but for the one unambiguous fix
+    /// [`schemaval::Schema::coerce`] finds are sent fixed, the changes in
+    /// [`crate::CallOutcome::coerced`] (`"coerceArguments": "safe"`); off by default.
+    pub coerce_arguments: bool,
 }
 
 impl CallOptions {
@@ -492,6 +505,7 @@ impl Client {
         Ok(CallOutcome {
             response,
             warnings: Vec::new(),
+            coerced: Vec::new(),
         })
     }
 
@@ -947,13 +961,14 @@ impl Inner {
 
     async fn call_tool(
         &self,
-        params: RawParams,
+        mut params: RawParams,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
         let name = params
             .get_str("name")
             .ok_or_else(|| malformed("tools/call", "params need the tool's name".to_owned()))?;
         let name = name.as_str();
+        let mut coerced = Vec::new();
         if let Some(raw) = params.get("arguments") {
             let values = count_values(raw.get());
             if values > MAX_ARGUMENT_VALUES {
@@ -962,6 +977,7 @@ impl Inner {
                     violations: vec![format!(
                         "$: the arguments hold about {values} JSON values, over the {MAX_ARGUMENT_VALUES} mcpx checks"
                     )],
+                    hints: vec![None],
                 });
             }
         }
@@ -971,6 +987,7 @@ impl Inner {
                 serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidArguments {
                     tool: name.to_owned(),
                     violations: vec![format!("$: the arguments cannot be read: {e}")],
+                    hints: vec![None],
                 })?
             }
             None => json!({}),
@@ -990,10 +1007,20 @@ impl Inner {
             }
             Ok(schema) => {
                 if let Err(err) = schema.validate(&arguments) {
-                    return Err(ClientError::InvalidArguments {
-                        tool: name.to_owned(),
-                        violations: err.lines(),
-                    });
+                    let fixed = options
+                        .coerce_arguments
+                        .then(|| schema.coerce(&arguments))
+                        .flatten();
+                    let Some(fixed) = fixed else {
+                        return Err(ClientError::InvalidArguments {
+                            tool: name.to_owned(),
+                            violations: err.lines(),
+                            hints: err.hints(),
+                        });
+                    };
+                    tracing::info!(tool = name, changes = ?fixed.changes, "arguments coerced (coerceArguments: safe)");
+                    params.set("arguments", &fixed.value);
+                    coerced = fixed.changes;
                 }
             }
         }
@@ -1007,7 +1034,11 @@ impl Inner {
         for warning in &warnings {
             tracing::warn!(tool = name, lines = ?warning.lines, "{}", warning.message);
         }
-        Ok(CallOutcome { response, warnings })
+        Ok(CallOutcome {
+            response,
+            warnings,
+            coerced,
+        })
     }
 
     async fn request(

@@ -16,6 +16,7 @@
 mod auth;
 mod client;
 pub mod codes;
+mod coerced;
 mod elicitation;
 mod frame;
 mod handlers;
@@ -39,6 +40,7 @@ pub use client::{
     LISTEN_RETRY, LISTEN_TIMEOUT, MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS,
     MAX_TOOLS_TTL, MIN_TOOLS_TTL, OFFERED_VERSION, RESERVED_METHODS, SUPPORTED_VERSIONS,
 };
+pub use coerced::{mark_coerced, COERCED_META};
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
 pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES};
 pub use handlers::{

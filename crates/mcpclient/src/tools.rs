@@ -117,6 +117,9 @@ pub struct CallOutcome {
     pub response: Response,
     /// Output warnings (never a reason to change the result).
     pub warnings: Vec<Warning>,
+    /// What was changed in the arguments before they were sent, one line per change
+    /// ([`crate::CallOptions::coerce_arguments`]); empty when they were sent as given.
+    pub coerced: Vec<String>,
 }
 
 pub(crate) fn output_warnings(tool: &str, schema: &Schema, response: &Response) -> Vec<Warning> {

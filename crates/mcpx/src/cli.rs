@@ -98,6 +98,19 @@ pub(crate) enum Command {
         /// Only this server.
         server: Option<String>,
     },
+    /// Record each tool's definition (name, description, annotations, input and output
+    /// schemas) in mcpx.lock.json beside the config; with --check, print what changed since,
+    /// classified (exit 1 when anything did).
+    #[command(
+        after_help = "Examples:\n  mcpx pin\n  mcpx pin demo\n  mcpx pin --check   # in CI or cron"
+    )]
+    Pin {
+        /// Only this server.
+        server: Option<String>,
+        /// Compare against the lock file instead of writing it.
+        #[arg(long)]
+        check: bool,
+    },
     /// Serve every configured server as one MCP server, enforcing their tool schemas.
     #[command(
         after_help = "Tools are exposed as SERVER__TOOL. Arguments that violate a tool's inputSchema are\nrefused before they are sent (JSON-RPC error -32602 with one line per problem, or an isError\nresult with \"gateway\": {\"invalidArguments\": \"tool-result\"} in the config); results are\nforwarded unchanged, an outputSchema mismatch only logged on stderr.\n\nExamples:\n  mcpx serve                          # stdio: the client starts mcpx\n  mcpx serve --http                   # http://127.0.0.1:8787/mcp\n  MCPX_TOKEN=secret mcpx serve --http 0.0.0.0:8787\n\nLogs go to stderr; MCPX_LOG sets their filter (default: info)."

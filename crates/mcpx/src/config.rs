@@ -44,6 +44,9 @@ pub struct Server {
     pub protocol: Protocol,
     /// `auth`: how mcpx logs in to an HTTP server that asks (OAuth); defaults when absent.
     pub auth: mcpauth::AuthConfig,
+    /// `coerceArguments`: `"safe"` sends the one unambiguous fix of invalid arguments;
+    /// `"off"` (the default) refuses them.
+    pub coerce_arguments: bool,
 }
 
 impl Server {
@@ -56,6 +59,7 @@ impl Server {
             isolation: self.isolation,
             prefix: self.prefix.clone(),
             protocol: self.protocol,
+            coerce_arguments: self.coerce_arguments,
         }
     }
 }
@@ -192,6 +196,8 @@ pub fn parse(
                     _ => Protocol::Auto,
                 },
                 auth: auth(entry.get("auth"), &at, lookup)?,
+                coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str)
+                    == Some("safe"),
                 startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
                     // The schema bounds it, so the conversion cannot fail.
                     Some(seconds) => Duration::try_from_secs_f64(seconds)

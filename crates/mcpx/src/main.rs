@@ -78,6 +78,9 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             commands::mcp::call(&config()?, server, tool, args, json, elicit, save_dir)
         }
         Command::Lint { ref server } => commands::mcp::lint(&config()?, server.as_deref()),
+        Command::Pin { ref server, check } => {
+            commands::pin::run(&config()?, server.as_deref(), check)
+        }
         Command::Serve {
             stdio: _,
             http,

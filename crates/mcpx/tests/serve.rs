@@ -6,7 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{config, demo_transcript, processes_with, result_text, spec, Downstream, DRIFTING};
+use common::{
+    config, demo_transcript, processes_with, result_text, spec, Downstream, DRIFTING, MCPX,
+};
 use mcpclient::Frame;
 use serde_json::{json, Value};
 
@@ -237,8 +239,41 @@ async fn invalid_arguments_can_be_answered_as_a_tool_result() {
     assert_eq!(
         answer["result"],
         json!({"content": [{"type": "text", "text":
-            "invalid arguments for tool 'demo__get-sum':\n$: missing property 'b'\n$.a: got string, want integer"}],
+            "invalid arguments for tool 'demo__get-sum':\n$: missing property 'b'\n  hint: add 'b' (integer)\n$.a: got string, want integer"}],
             "isError": true})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn arguments_are_coerced_only_where_asked_and_only_when_certain() {
+    let Some(_) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let lenient = json!({"command": MCPX, "args": ["demo-server"], "coerceArguments": "safe"});
+    let config = config(dir.path(), &[], &format!(r#""lenient": {lenient}"#), "");
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let quoted = json!({"a": "2", "b": 3});
+    let fixed = client.call("lenient__get-sum", quoted.clone()).await;
+    let fixed = fixed.value().unwrap();
+    assert_eq!(fixed["result"]["structuredContent"]["sum"], 5, "{fixed}");
+    assert_eq!(
+        fixed["result"]["_meta"]["io.mcpx/coerced"],
+        json!(["$.a: \"2\" → 2"])
+    );
+    // Off by default: the same arguments to the demo server are refused, with the hint.
+    let refused = client.call("demo__get-sum", quoted).await.value().unwrap();
+    assert_eq!(
+        refused["error"]["data"]["hints"],
+        json!(["did you mean 2, without quotes?"])
+    );
+    // No certain fix: refused as ever.
+    let refused = client
+        .call("lenient__get-sum", json!({"a": "two", "b": 3}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        refused["error"]["data"]["violations"],
+        json!(["$.a: got string, want integer"])
     );
 }
 
@@ -284,6 +319,16 @@ async fn schemas_can_be_presented_as_2020_12_and_calls_are_checked_as_listed() {
     assert_eq!(
         rejected["error"]["data"]["violations"],
         json!(["$.text: minLength: got 0 characters, want 1"])
+    );
+    let hinted = client
+        .call("demo__get-sum", json!({"a": 2, "b": "3"}))
+        .await
+        .value()
+        .unwrap();
+    assert_eq!(
+        hinted["error"]["data"],
+        json!({"violations": ["$.b: got string, want integer"],
+            "hints": ["did you mean 3, without quotes?"]})
     );
 }
 

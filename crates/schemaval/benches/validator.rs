@@ -23,10 +23,16 @@ fn tool_schema(c: &mut Criterion) {
     let schema = fixture("tool-input.json");
     let valid = fixture("tool-args-valid.json");
     let invalid = fixture("tool-args-invalid.json");
+    // Near misses an LLM makes: each line has a hint (a misspelt name or enum value, a quoted
+    // number or boolean, a bound, a missing property).
+    let near_miss = fixture("tool-args-near-miss.json");
     let ours = Schema::compile(&schema).unwrap();
     let raw = raw_options().build(&schema).unwrap();
     assert!(ours.is_valid(&valid) && raw.is_valid(&valid));
     assert!(!ours.is_valid(&invalid) && !raw.is_valid(&invalid));
+    assert!(!ours.is_valid(&near_miss) && !raw.is_valid(&near_miss));
+    let hints = ours.validate(&near_miss).unwrap_err().hints();
+    assert!(hints.iter().all(Option::is_some), "{hints:?}");
 
     let mut g = c.benchmark_group("tool/compile");
     g.bench_function("schemaval", |b| {
@@ -37,7 +43,11 @@ fn tool_schema(c: &mut Criterion) {
     });
     g.finish();
 
-    for (name, instance) in [("valid", &valid), ("invalid", &invalid)] {
+    for (name, instance) in [
+        ("valid", &valid),
+        ("invalid", &invalid),
+        ("near-miss", &near_miss),
+    ] {
         let mut g = c.benchmark_group(format!("tool/is_valid/{name}"));
         g.bench_function("schemaval", |b| b.iter(|| ours.is_valid(instance)));
         g.bench_function("jsonschema", |b| b.iter(|| raw.is_valid(instance)));

@@ -11,7 +11,8 @@
 //!   `contentEncoding` and `contentMediaType`.
 //! - **Exact numbers.** Integers and decimals are compared by their text, never through `f64`,
 //!   for bounds, `multipleOf`, `enum`, `const` and `uniqueItems`.
-//! - **Flat errors.** Every problem is one line, `$.count: got string, want integer`.
+//! - **Flat errors.** Every problem is one line, `$.count: got string, want integer`, with a
+//!   hint beside it where what would be right is certain (`did you mean 3, without quotes?`).
 //! - **Dialects.** No `$schema` means 2020-12; draft-04, -06, -07 and 2019-09 are honoured by
 //!   their own rules; anything else is a [`CompileError::UnsupportedDialect`]. [`upgrade`] presents
 //!   an older dialect's document as the equivalent 2020-12 one, or says why it cannot.
@@ -20,8 +21,11 @@
 
 #![deny(missing_docs)]
 
+mod coerce;
+mod compare;
 mod dialect;
 mod error;
+mod hint;
 mod json;
 mod limits;
 mod path;
@@ -32,13 +36,17 @@ mod upgrade_error;
 mod validate_error;
 mod violation;
 
+pub use coerce::Coerced;
+pub use compare::{compare, SchemaChange};
 pub use dialect::Dialect;
 pub use error::CompileError;
+pub use hint::with_hints;
 pub use json::parse_json;
 pub use limits::{
-    MAX_DEPTH, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS,
-    MAX_REFS_FOR_CYCLE_SEARCH, MAX_REGEX_BACKTRACKS, MAX_REGEX_SIZE, MAX_SCHEMA_BYTES,
-    MAX_UPGRADE_PASSES,
+    MAX_COERCION_ROUNDS, MAX_COMPARE_DEPTH, MAX_DEPTH, MAX_HINT_CANDIDATES, MAX_HINT_CHARS,
+    MAX_HINT_EDITS, MAX_HINT_REF_HOPS, MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS,
+    MAX_QUOTED_CHARS, MAX_REFS_FOR_CYCLE_SEARCH, MAX_REGEX_BACKTRACKS, MAX_REGEX_SIZE,
+    MAX_SCHEMA_BYTES, MAX_UPGRADE_PASSES,
 };
 #[doc(hidden)]
 pub use schema::policy_options;

@@ -41,3 +41,25 @@ pub const MAX_REFS_FOR_CYCLE_SEARCH: usize = 2_000;
 /// are not schema positions (each pass may reveal such a place holding further references).
 /// Real schemas need one; the suite's deepest case needs two.
 pub const MAX_UPGRADE_PASSES: usize = 8;
+
+/// Longest string or property name compared when looking for a hint (characters); longer ones
+/// get none, so the edit-distance work per line stays small.
+pub const MAX_HINT_CHARS: usize = 64;
+
+/// Most enum options or declared properties compared when looking for a hint.
+pub const MAX_HINT_CANDIDATES: usize = 256;
+
+/// Most edits (insert, delete, substitute, swap two neighbours) between a near miss and the
+/// name or value a hint suggests; a suggestion is also at most half its own length away.
+pub const MAX_HINT_EDITS: usize = 2;
+
+/// Most local `$ref`s followed to find a missing property's declared type for a hint.
+pub const MAX_HINT_REF_HOPS: usize = 8;
+
+/// Most rounds of fixes [`crate::Schema::coerce`] makes: one wraps a single value in an array,
+/// the next fixes that array's item (`"7"` → `["7"]` → `[7]`).
+pub const MAX_COERCION_ROUNDS: usize = 2;
+
+/// Deepest subschema nesting [`crate::compare`] reads for the direction of a change; a
+/// difference deeper than this counts as [`crate::SchemaChange::Both`].
+pub const MAX_COMPARE_DEPTH: usize = 64;

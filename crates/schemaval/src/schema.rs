@@ -18,6 +18,8 @@ pub struct Schema {
 
 struct Inner {
     validator: Validator,
+    /// The document, for the hints beside violation lines.
+    document: Value,
     dialect: Dialect,
     recursive: bool,
 }
@@ -95,6 +97,7 @@ impl Compiler {
         Ok(Schema {
             inner: Arc::new(Inner {
                 validator,
+                document: schema.clone(),
                 dialect,
                 recursive: shape.recursive,
             }),
@@ -121,6 +124,11 @@ impl Schema {
         Compiler::new().compile(schema)
     }
 
+    /// The underlying validator.
+    pub(crate) fn validator(&self) -> &Validator {
+        &self.inner.validator
+    }
+
     /// The dialect the schema is validated by.
     pub fn dialect(&self) -> Dialect {
         self.inner.dialect
@@ -143,7 +151,7 @@ impl Schema {
         }
         let mut violations: Vec<Violation> = Vec::new();
         for error in self.inner.validator.iter_errors(instance) {
-            violation::push_violations(instance, &error, &mut violations);
+            violation::push_violations(&self.inner.document, instance, &error, &mut violations);
         }
         if violations.is_empty() {
             Ok(())
@@ -154,7 +162,7 @@ impl Schema {
 
     /// Validation recurses as deep as the schema does, and through a reference cycle as deep as
     /// the instance: only then is the instance's depth measured.
-    fn too_deep(&self, instance: &Value) -> bool {
+    pub(crate) fn too_deep(&self, instance: &Value) -> bool {
         self.inner.recursive && deeper_than(instance, MAX_DEPTH)
     }
 }

@@ -32,6 +32,18 @@ impl ValidateError {
             }
         }
     }
+
+    /// The hint beside each line of [`ValidateError::lines`], in the same order: what would be
+    /// right where that is certain ([`Violation::hint`]), `None` elsewhere.
+    pub fn hints(&self) -> Vec<Option<String>> {
+        match self {
+            ValidateError::Invalid(violations) => violations
+                .iter()
+                .map(|v| v.hint().map(str::to_owned))
+                .collect(),
+            ValidateError::TooDeep { .. } => vec![None],
+        }
+    }
 }
 
 impl fmt::Display for ValidateError {

@@ -9,7 +9,7 @@ use std::fmt;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
-use crate::path;
+use crate::{hint, path};
 use crate::{MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS, MAX_REGEX_BACKTRACKS};
 
 /// One problem found in an instance.
@@ -20,6 +20,7 @@ pub struct Violation {
     /// Where the path ends in `line`.
     path_len: usize,
     keyword: &'static str,
+    hint: Option<String>,
 }
 
 impl Violation {
@@ -42,6 +43,13 @@ impl Violation {
     pub fn line(&self) -> &str {
         &self.line
     }
+
+    /// What would be right, where that is certain: `did you mean 3, without quotes?`,
+    /// `did you mean 'color'?`, `add 'path' (string)`, `allowed: 1 <= value <= 100`.
+    /// Never part of the line.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
 }
 
 impl fmt::Display for Violation {
@@ -54,9 +62,10 @@ impl fmt::Display for Violation {
 const SEPARATOR: &str = ": ";
 
 /// Adds the violations one error of the underlying validator stands for (one per unexpected
-/// property, otherwise one) to `out`, with paths taken against `root`. Each line is written
-/// once, path and message together.
+/// property, otherwise one) to `out`, with paths taken against `root` and hints looked up in
+/// `schema`. Each line is written once, path and message together.
 pub(crate) fn push_violations(
+    schema: &Value,
     root: &Value,
     error: &jsonschema::ValidationError<'_>,
     out: &mut Vec<Violation>,
@@ -66,6 +75,7 @@ pub(crate) fn push_violations(
     prefix.push_str(SEPARATOR);
     let keyword = static_keyword(error.kind());
     let at = &prefix[..path_len];
+    let mut nth = 0;
     messages(
         error.kind(),
         error.instance(),
@@ -78,7 +88,9 @@ pub(crate) fn push_violations(
                 line,
                 path_len,
                 keyword,
+                hint: hint::for_error(schema, error, nth),
             });
+            nth += 1;
         },
     );
 }
@@ -337,7 +349,7 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn is_integral(n: &serde_json::Number) -> bool {
+pub(crate) fn is_integral(n: &serde_json::Number) -> bool {
     if n.is_i64() || n.is_u64() {
         return true;
     }
@@ -401,7 +413,7 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// A property name in single quotes, escaped and cut like a path key.
-fn quote_key(name: &str) -> String {
+pub(crate) fn quote_key(name: &str) -> String {
     let mut out = String::new();
     path::push_key(&mut out, &cut(name));
     match out.strip_prefix("['").and_then(|s| s.strip_suffix("']")) {

@@ -100,7 +100,7 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
 
 /// The servers a command names (one, or all of the config), started; those that failed are
 /// reported on stderr. With one server named, its failure is the command's error.
-fn start_chosen<'c>(
+pub(crate) fn start_chosen<'c>(
     rt: &tokio::runtime::Runtime,
     config: &'c Config,
     server: Option<&str>,
@@ -295,17 +295,21 @@ pub(crate) fn call(
                 err @ (ClientError::InvalidArguments { .. }
                 | ClientError::UnusableInputSchema { .. }),
             ) => {
-                let lines = match &err {
-                    ClientError::InvalidArguments { violations, .. } => violations.clone(),
-                    ClientError::UnusableInputSchema { error, .. } => vec![error.to_string()],
-                    _ => Vec::new(),
+                let (lines, hints) = match &err {
+                    ClientError::InvalidArguments {
+                        violations, hints, ..
+                    } => (violations.clone(), hints.clone()),
+                    ClientError::UnusableInputSchema { error, .. } => {
+                        (vec![error.to_string()], vec![None])
+                    }
+                    _ => (Vec::new(), Vec::new()),
                 };
                 eprintln!(
                     "mcpx: arguments rejected before sending ({} problem{}):",
                     lines.len(),
                     if lines.len() == 1 { "" } else { "s" }
                 );
-                for line in lines {
+                for line in schemaval::with_hints(&lines, &hints).lines() {
                     eprintln!("  {line}");
                 }
                 return Ok(ExitCode::from(EXIT_NO));

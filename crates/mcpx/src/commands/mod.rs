@@ -2,5 +2,6 @@
 
 pub(crate) mod auth;
 pub(crate) mod mcp;
+pub(crate) mod pin;
 pub(crate) mod schema;
 pub(crate) mod serve;
