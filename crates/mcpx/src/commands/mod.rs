@@ -2,4 +2,5 @@
 
 pub(crate) mod mcp;
 pub(crate) mod schema;
+pub(crate) mod search;
 pub(crate) mod serve;
