@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     pub(crate) admissions: Vec<Arc<Admission>>,
     /// Modern clients' calls waiting for their input (MRTR).
     pub(crate) parked: crate::mrtr::Parked,
+    /// The exposure plan of the catalog and each session's described tools.
+    pub(crate) exposure: crate::exposure::State,
 }
 
 /// A call registered under its tag while it is in flight upstream.
@@ -103,6 +105,7 @@ impl Gateway {
             instances: Instances::default(),
             admissions: (0..count).map(|_| Arc::default()).collect(),
             parked: crate::mrtr::Parked::default(),
+            exposure: crate::exposure::State::default(),
         });
         for upstream in &inner.upstreams {
             if upstream.starts_eagerly(inner.options.lazy) {

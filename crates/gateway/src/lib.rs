@@ -16,6 +16,7 @@
 
 mod bridge;
 mod catalog;
+mod exposure;
 mod fair;
 mod gateway;
 mod http;
@@ -29,12 +30,14 @@ mod ratelog;
 mod requests;
 #[cfg(test)]
 mod routing_tests;
+mod search_tools;
 mod session;
 mod stateless;
 mod stdio;
 mod upstream;
 mod wire;
 
+pub use exposure::{Exposure, ExposureOptions, AUTO_MAX_LIST_BYTES, AUTO_MAX_TOOLS, MAX_DISCLOSED};
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
 pub use http::{

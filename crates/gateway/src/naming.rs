@@ -65,7 +65,7 @@ impl ToolFilter {
 }
 
 /// Whether `text` matches the glob `pattern` (`*` and `?`), in time linear in their product.
-fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let text: Vec<char> = text.chars().collect();
     let (mut p, mut t) = (0, 0);

@@ -47,6 +47,8 @@ pub struct UpstreamConfig {
     pub prefix: String,
     /// Which protocol era to speak to it (`protocol`): probe by default.
     pub protocol: mcpclient::Protocol,
+    /// How its tools are offered (`exposure`); the gateway's mode when `None`.
+    pub exposure: Option<crate::Exposure>,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).
@@ -104,6 +106,8 @@ pub struct GatewayOptions {
     pub input_ttl: Duration,
     /// The dialect tool schemas are presented in.
     pub downstream_dialect: DownstreamDialect,
+    /// Which tools are listed directly and which behind the gateway's search tools.
+    pub exposure: crate::ExposureOptions,
 }
 
 impl Default for GatewayOptions {
@@ -114,6 +118,7 @@ impl Default for GatewayOptions {
             timeout: DEFAULT_TIMEOUT,
             input_ttl: crate::PARKED_TTL,
             downstream_dialect: DownstreamDialect::Original,
+            exposure: crate::ExposureOptions::default(),
         }
     }
 }
