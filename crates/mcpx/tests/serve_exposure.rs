@@ -1,11 +1,15 @@
 //! `"exposure"` through `mcpx serve` over stdio, every frame checked against the protocol
 //! schema: the search tools instead of a server's tools, `alwaysExpose`, search, describe and
 //! the list change it brings, call (valid and rejected arguments, answered as a direct call),
-//! and `auto` on a small gateway.
+//! and `auto` on a small gateway; then the Python SDK's client through both fronts, two sessions
+//! at once over HTTP, each told only of its own list's changes.
 
 mod common;
 
+use std::collections::HashMap;
+
 use common::{config, result_text, spec, Downstream, MCPX};
+use mcpx_interop::{peer_file, python, run_client, HttpPeer};
 use serde_json::{json, Value};
 
 /// The demo server as `demo` (all), a second one as `hidden` behind search, `gateway` the
@@ -170,4 +174,113 @@ async fn auto_lists_a_small_gateway_and_all_lists_no_search_tools() {
         "unknown tool 'search_tools'"
     );
     client.close().await;
+}
+
+/// The Python client's report: each step's object, by session and step.
+type Report = HashMap<(String, String), Value>;
+
+/// Runs `peers/sdk_client_exposure.py` through the gateway's `front` (`stdio` or `http`).
+async fn python_client(front: &str) -> Option<Report> {
+    let python = python()?;
+    let dir = tempfile::tempdir().unwrap();
+    let config = with_hidden(dir.path(), "{}").display().to_string();
+    let mut args = vec![peer_file("sdk_client_exposure.py"), front.to_owned()];
+    let _gateway = match front {
+        "stdio" => {
+            args.extend([MCPX, "--config", &config, "serve"].map(str::to_owned));
+            None
+        }
+        _ => {
+            let listen = ["--config", &config, "serve", "--http", "127.0.0.1:0"];
+            let gateway = HttpPeer::start(MCPX, &listen, &[], "/mcp").await;
+            args.push(gateway.url.clone());
+            Some(gateway)
+        }
+    };
+    let out = run_client(&python, &args).await;
+    let report = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| {
+            let key = (
+                v["session"].as_str().unwrap().to_owned(),
+                v["step"].as_str().unwrap().to_owned(),
+            );
+            (key, v)
+        })
+        .collect();
+    Some(report)
+}
+
+fn step<'r>(report: &'r Report, session: &str, step: &str) -> &'r Value {
+    &report[&(session.to_owned(), step.to_owned())]
+}
+
+fn listed(value: &Value) -> Vec<&str> {
+    value["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// What session `a` of the Python client must have seen, whatever the front.
+fn assert_searcher(report: &Report) {
+    let before = listed(step(report, "a", "listed"));
+    assert_eq!(before[..3], ["search_tools", "describe_tool", "call_tool"]);
+    assert!(
+        !before.iter().any(|n| n.starts_with("hidden__")),
+        "{before:?}"
+    );
+    let found = step(report, "a", "searched");
+    assert_eq!(found["structured"]["tools"][0]["name"], "hidden__get-sum");
+    assert_eq!(
+        found["structured"]["tools"][0]["arguments"],
+        json!(["a", "b"])
+    );
+    let described: Value =
+        serde_json::from_str(step(report, "a", "described")["text"].as_str().unwrap()).unwrap();
+    assert_eq!(described["inputSchema"]["required"], json!(["a", "b"]));
+    let after = step(report, "a", "relisted");
+    assert_eq!(after["changes"], 1);
+    assert_eq!(listed(after).last().copied(), Some("hidden__get-sum"));
+    assert_eq!(step(report, "a", "called")["structured"], json!({"sum": 5}));
+    let rejected = step(report, "a", "rejected");
+    assert_eq!(rejected["code"], -32602);
+    assert_eq!(
+        rejected["message"],
+        "invalid arguments for tool 'hidden__get-sum': $.b: got string, want integer"
+    );
+    assert_eq!(step(report, "a", "direct")["structured"], json!({"sum": 9}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_client_searches_describes_and_calls_over_stdio() {
+    let Some(report) = python_client("stdio").await else {
+        return;
+    };
+    assert_searcher(&report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sdk_clients_over_http_are_each_told_only_of_their_own_list() {
+    let Some(report) = python_client("http").await else {
+        return;
+    };
+    assert_searcher(&report);
+    // `b` was connected all along and was told nothing of `a`'s describing; its list kept none
+    // of `a`'s tools.
+    let untouched = step(&report, "b", "after-a");
+    assert_eq!(untouched["changes"], 0);
+    assert_eq!(listed(untouched), listed(step(&report, "b", "listed")));
+    assert!(!listed(untouched).contains(&"hidden__get-sum"));
+    // Its own describing changed its own list, and not `a`'s.
+    let own = step(&report, "b", "relisted");
+    assert_eq!(own["changes"], 1);
+    assert_eq!(listed(own).last().copied(), Some("hidden__echo"));
+    assert!(!listed(own).contains(&"hidden__get-sum"));
+    let end = step(&report, "a", "end");
+    assert_eq!(end["changes"], 1);
+    assert!(!listed(end).contains(&"hidden__echo"));
 }
