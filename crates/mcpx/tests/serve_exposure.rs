@@ -176,6 +176,52 @@ async fn auto_lists_a_small_gateway_and_all_lists_no_search_tools() {
     client.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn auto_hides_a_large_gateway_but_a_server_set_to_all() {
+    if spec().is_none() {
+        return;
+    }
+    // Seven demo servers of six tools each: 42, past AUTO_MAX_TOOLS.
+    const { assert!(7 * 6 > mcpgateway::AUTO_MAX_TOOLS) };
+    let dir = tempfile::tempdir().unwrap();
+    let mut extra: Vec<String> = (1..6)
+        .map(|i| {
+            let server = json!({"command": MCPX, "args": ["demo-server"]});
+            format!(r#""d{i}": {server}"#)
+        })
+        .collect();
+    let kept = json!({"command": MCPX, "args": ["demo-server"], "exposure": "all"});
+    extra.push(format!(r#""kept": {kept}"#));
+    let config = config(
+        dir.path(),
+        &[],
+        &extra.join(", "),
+        r#"{"exposure": "auto"}"#,
+    );
+    let mut client = Downstream::start(&config, &[], json!({})).await;
+    let names = client.tool_names().await;
+    assert_eq!(names[..3], ["search_tools", "describe_tool", "call_tool"]);
+    assert_eq!(names.len(), 3 + 6, "{names:?}");
+    assert!(
+        names[3..].iter().all(|n| n.starts_with("kept__")),
+        "{names:?}"
+    );
+    let found = client
+        .call(
+            "search_tools",
+            json!({"query": "a tiny png image", "limit": 50}),
+        )
+        .await
+        .value()
+        .unwrap();
+    let hits = found["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(hits, 7, "one tiny-image a server: {found}");
+    client.close().await;
+}
+
 /// The Python client's report: each step's object, by session and step.
 type Report = HashMap<(String, String), Value>;
 
