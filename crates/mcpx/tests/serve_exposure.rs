@@ -330,3 +330,64 @@ async fn python_sdk_clients_over_http_are_each_told_only_of_their_own_list() {
     assert_eq!(end["changes"], 1);
     assert!(!listed(end).contains(&"hidden__echo"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_modern_request_gets_the_search_tools_and_no_list_of_its_own() {
+    use mcpclient::{Frame, Transport};
+    use mcpspec::{spec_or_skip, Conversation, Side};
+    let Some(spec) = spec_or_skip("2026-07-28") else {
+        return;
+    };
+    let mut conversation = Conversation::new(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let mut transport = common::serve_stdio(&with_hidden(dir.path(), "{}"));
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "0"}});
+    // Each request's answer, and whatever came before it.
+    let mut request = async |id: u64, method: &str, mut params: Value| -> (Value, Vec<Value>) {
+        params["_meta"] = meta.clone();
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        conversation.assert_valid(Side::Client, &message);
+        transport.send(&Frame::from_value(&message)).await.unwrap();
+        let mut before = Vec::new();
+        loop {
+            let frame = tokio::time::timeout(common::FRAME_WAIT, transport.receive())
+                .await
+                .expect("an answer in time")
+                .expect("mcpx is there")
+                .unwrap();
+            let value = frame.value().unwrap();
+            conversation.assert_valid(Side::Server, &value);
+            if value.get("method").is_none() && value["id"] == id {
+                return (value, before);
+            }
+            before.push(value);
+        }
+    };
+    let (listed, _) = request(1, "tools/list", json!({})).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names[..3], ["search_tools", "describe_tool", "call_tool"]);
+    assert!(
+        !names.iter().any(|n| n.starts_with("hidden__")),
+        "{names:?}"
+    );
+    let described = json!({"name": "describe_tool", "arguments": {"name": "hidden__get-sum"}});
+    let (answer, before) = request(2, "tools/call", described).await;
+    assert!(before.is_empty(), "{before:?}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"hidden__get-sum\""), "{text}");
+    let called = json!({"name": "call_tool", "arguments": {"name": "hidden__get-sum", "arguments": {"a": 1, "b": 2}}});
+    let (answer, _) = request(3, "tools/call", called).await;
+    assert_eq!(answer["result"]["structuredContent"], json!({"sum": 3}));
+    let (listed, _) = request(4, "tools/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["tools"].as_array().map(Vec::len),
+        Some(names.len())
+    );
+}
