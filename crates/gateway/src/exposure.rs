@@ -309,6 +309,51 @@ mod tests {
         assert!(names.contains("t0") && names.contains("new") && !names.contains("t1"));
     }
 
+    struct Nowhere;
+
+    impl crate::Outbox for Nowhere {
+        fn send(&self, _: mcpclient::Frame, _: Option<&str>) {}
+        fn finish(&self, _: &str, _: Option<mcpclient::Frame>) {}
+    }
+
+    #[test]
+    fn disclosures_are_per_session_and_forgotten_with_it() {
+        let state = State::default();
+        let one = Arc::new(Session::new(Box::new(Nowhere)));
+        let other = Arc::new(Session::new(Box::new(Nowhere)));
+        assert!(state.disclose(&one, "a__x"));
+        assert!(!state.disclose(&one, "a__x"));
+        assert!(state.disclose(&other, "a__y"));
+        assert_eq!(state.disclosed(&one).names(), HashSet::from(["a__x"]));
+        assert_eq!(state.disclosed(&other).names(), HashSet::from(["a__y"]));
+        drop(one);
+        assert!(state.disclose(&other, "a__z"));
+        assert_eq!(lock(&state.sessions).len(), 1);
+    }
+
+    #[test]
+    fn a_plan_is_made_once_per_catalog() {
+        let state = State::default();
+        let search = options(Exposure::Search, &[]);
+        let with_tools = |names: &[&str]| {
+            let mut catalog = Catalog::default();
+            catalog.tools = names.iter().map(|n| json!({ "name": n })).collect();
+            Arc::new(catalog)
+        };
+        let catalog = with_tools(&["a__x"]);
+        let first = state.made(&catalog, |_| None, &search);
+        assert_eq!(first.plan.direct, [false]);
+        assert!(Arc::ptr_eq(
+            &first,
+            &state.made(&catalog, |_| None, &search)
+        ));
+        let next = with_tools(&["a__x", "a__y"]);
+        assert_eq!(
+            state.made(&next, |_| None, &search).plan.direct,
+            [false, false]
+        );
+    }
+
     #[test]
     fn a_listing_has_the_search_tools_then_the_direct_and_disclosed_tools() {
         let tools = vec![
