@@ -63,6 +63,8 @@ pub(crate) struct Hub {
     pub(crate) admissions: Vec<Arc<Admission>>,
     /// Modern clients' calls waiting for their input (MRTR).
     pub(crate) parked: crate::conversation::Parked,
+    /// The exposure plan of the catalog and each session's described tools.
+    pub(crate) exposure: crate::exposure::State,
 }
 
 impl Gateway {
@@ -89,6 +91,7 @@ impl Gateway {
             instances: Instances::default(),
             admissions: (0..count).map(|_| Arc::default()).collect(),
             parked: crate::conversation::Parked::default(),
+            exposure: crate::exposure::State::default(),
         });
         for upstream in inner.upstreams.iter() {
             if upstream.starts_eagerly(inner.options.lazy) {

@@ -18,6 +18,7 @@ mod bearer;
 mod bridge;
 mod catalog;
 mod conversation;
+mod exposure;
 mod fair;
 mod gateway;
 mod http;
@@ -34,6 +35,7 @@ mod registry;
 mod requests;
 #[cfg(test)]
 mod routing_tests;
+mod search_tools;
 mod session;
 mod stateless;
 mod stdio;
@@ -46,6 +48,7 @@ pub use bearer::{
     MAX_JWKS_KEYS, MAX_METADATA_BYTES, MAX_TOKEN_BYTES,
 };
 pub use conversation::GATHER_WINDOW;
+pub use exposure::{Exposure, ExposureOptions, AUTO_MAX_LIST_BYTES, AUTO_MAX_TOOLS, MAX_DISCLOSED};
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
 pub use http::{

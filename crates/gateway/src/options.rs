@@ -52,6 +52,8 @@ pub struct UpstreamConfig {
     /// are sent fixed, logged, and the result's `_meta` says so ([`mcpclient::COERCED_META`]).
     /// Off by default.
     pub coerce_arguments: bool,
+    /// How its tools are offered (`exposure`); the gateway's mode when `None`.
+    pub exposure: Option<crate::Exposure>,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).
@@ -109,6 +111,8 @@ pub struct GatewayOptions {
     pub input_ttl: Duration,
     /// The dialect tool schemas are presented in.
     pub downstream_dialect: DownstreamDialect,
+    /// Which tools are listed directly and which behind the gateway's search tools.
+    pub exposure: crate::ExposureOptions,
 }
 
 impl Default for GatewayOptions {
@@ -119,6 +123,7 @@ impl Default for GatewayOptions {
             timeout: DEFAULT_TIMEOUT,
             input_ttl: crate::PARKED_TTL,
             downstream_dialect: DownstreamDialect::Original,
+            exposure: crate::ExposureOptions::default(),
         }
     }
 }

@@ -99,8 +99,12 @@ impl Hub {
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
                 self.settle().await;
                 let catalog = self.catalog();
+                let tools;
                 let (key, items) = match method {
-                    "tools/list" => ("tools", &catalog.tools),
+                    "tools/list" => {
+                        tools = self.listed_tools(session, &catalog);
+                        ("tools", &tools)
+                    }
                     "prompts/list" => ("prompts", &catalog.prompts),
                     "resources/list" => ("resources", &catalog.resources),
                     _ => ("resourceTemplates", &catalog.templates),
@@ -339,6 +343,11 @@ impl Hub {
                 "invalid params: tools/call needs the tool's name, a string",
             ));
         };
+        let exposed = match self.gateway_tool(session, id, &exposed, &mut params).await {
+            crate::search_tools::Meta::NotOurs => exposed,
+            crate::search_tools::Meta::Forward(name) => name,
+            crate::search_tools::Meta::Answered(answer) => return answer,
+        };
         let route = self.route_tool(&exposed).await?;
         let running = self.connection_for(session, route.upstream).await?;
         let _turn = self.turn(session, route.upstream).await;
@@ -434,7 +443,12 @@ impl Hub {
     /// The answer to a call with invalid arguments: the flat lines as they are, each line's
     /// hint in `data.hints` (same order, `null` for none; absent when there is none) or, in a
     /// tool result, on the line after it.
-    fn rejected(&self, tool: &str, violations: Vec<String>, hints: Vec<Option<String>>) -> Answer {
+    pub(crate) fn rejected(
+        &self,
+        tool: &str,
+        violations: Vec<String>,
+        hints: Vec<Option<String>>,
+    ) -> Answer {
         self.rejected_calls.fetch_add(1, Ordering::Relaxed);
         let first = violations.first().cloned().unwrap_or_default();
         match self.options.invalid_arguments {

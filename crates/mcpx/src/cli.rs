@@ -47,13 +47,22 @@ pub(crate) enum Command {
     },
     /// List tools, or show one tool's arguments as a table.
     #[command(
-        after_help = "Examples:\n  mcpx tools\n  mcpx tools demo\n  mcpx tools demo get-sum\n  mcpx tools demo --json\n  mcpx tools --json --dialect 2020-12"
+        after_help = "Examples:\n  mcpx tools\n  mcpx tools demo\n  mcpx tools demo get-sum\n  mcpx tools demo --json\n  mcpx tools --json --dialect 2020-12\n  mcpx tools --search \"add two numbers\""
     )]
     Tools {
         /// Only this server's tools.
         server: Option<String>,
         /// Show this tool in detail.
+        #[arg(conflicts_with = "search")]
         tool: Option<String>,
+        /// Rank the tools for a task in plain words (best first; exit 1 when none
+        /// matches): SERVER<TAB>TOOL(ARGUMENTS)<TAB>DESCRIPTION, or with --json as the gateway's
+        /// search tool returns them.
+        #[arg(long, value_name = "QUERY")]
+        search: Option<String>,
+        /// With --search: rank at most this many tools (default 10, at most 50).
+        #[arg(long, value_name = "N", requires = "search", value_parser = clap::value_parser!(u16).range(1..=crate::commands::search::MAX_SEARCH_LIMIT))]
+        limit: Option<u16>,
         /// Print the raw tool objects as the server listed them.
         #[arg(long)]
         json: bool,

@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use mcpclient::{Protocol, Reach};
 use mcpgateway::{
-    DownstreamDialect, InvalidArguments, Isolation, ResourceAuth, ToolFilter, ToolScope,
-    UpstreamConfig,
+    DownstreamDialect, Exposure, ExposureOptions, InvalidArguments, Isolation, ResourceAuth,
+    ToolFilter, ToolScope, UpstreamConfig,
 };
 use schemaval::Schema;
 use serde_json::Value;
@@ -47,6 +47,8 @@ pub struct Server {
     /// `coerceArguments`: `"safe"` sends the one unambiguous fix of invalid arguments;
     /// `"off"` (the default) refuses them.
     pub coerce_arguments: bool,
+    /// `exposure`: how the gateway offers its tools; the gateway section's when `None`.
+    pub exposure: Option<Exposure>,
 }
 
 impl Server {
@@ -60,6 +62,7 @@ impl Server {
             prefix: self.prefix.clone(),
             protocol: self.protocol,
             coerce_arguments: self.coerce_arguments,
+            exposure: self.exposure,
         }
     }
 }
@@ -71,6 +74,8 @@ pub struct GatewaySection {
     pub invalid_arguments: InvalidArguments,
     /// The dialect tool schemas are presented in to clients (`downstreamDialect`).
     pub downstream_dialect: DownstreamDialect,
+    /// Which tools are listed and which behind search (`exposure`, `alwaysExpose`).
+    pub exposure: ExposureOptions,
     /// Origins the HTTP front accepts besides its own.
     pub allowed_origins: Vec<String>,
     /// Sessions the HTTP front holds at once.
@@ -198,6 +203,7 @@ pub fn parse(
                 auth: auth(entry.get("auth"), &at, lookup)?,
                 coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str)
                     == Some("safe"),
+                exposure: exposure(entry),
                 startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
                     // The schema bounds it, so the conversion cannot fail.
                     Some(seconds) => Duration::try_from_secs_f64(seconds)
@@ -235,6 +241,10 @@ pub fn parse(
         {
             Some("2020-12") => DownstreamDialect::Draft202012,
             _ => DownstreamDialect::Original,
+        },
+        exposure: ExposureOptions {
+            mode: section.and_then(exposure).unwrap_or_default(),
+            always: strings(section.and_then(|g| g.get("alwaysExpose"))),
         },
         allowed_origins: strings(section.and_then(|g| g.get("allowedOrigins"))),
         // The schema bounds both, so the conversions cannot fail.
@@ -326,6 +336,16 @@ fn resource_auth(auth: &Value) -> ResourceAuth {
 }
 
 /// An array of strings the schema checked, as a list.
+/// The `exposure` member of a server entry or the gateway section (the schema allows these
+/// three values only).
+fn exposure(object: &Value) -> Option<Exposure> {
+    match object.get("exposure").and_then(Value::as_str)? {
+        "search" => Some(Exposure::Search),
+        "auto" => Some(Exposure::Auto),
+        _ => Some(Exposure::All),
+    }
+}
+
 fn strings(value: Option<&Value>) -> Vec<String> {
     value
         .and_then(Value::as_array)
@@ -393,6 +413,26 @@ mod tests {
         let wrong = r#"{"mcpServers": {"a": {"command": "x"}}, "gateway": {"downstreamDialect": "draft-07"}}"#;
         let error = format!("{:#}", parse(wrong, &env).unwrap_err());
         assert!(error.contains("downstreamDialect"), "{error}");
+    }
+
+    #[test]
+    fn exposure_globally_and_per_server() {
+        let env = |_: &str| None;
+        let plain = r#"{"mcpServers": {"a": {"command": "x"}}}"#;
+        let (servers, gateway) = parse(plain, &env).unwrap();
+        assert_eq!(servers[0].exposure, None);
+        assert_eq!(gateway.exposure, ExposureOptions::default());
+        let text = r#"{"mcpServers": {"a": {"command": "x", "exposure": "all"}, "b": {"command": "y"}},
+            "gateway": {"exposure": "auto", "alwaysExpose": ["b__get_*"]}}"#;
+        let (servers, gateway) = parse(text, &env).unwrap();
+        assert_eq!(servers[0].exposure, Some(Exposure::All));
+        assert_eq!(servers[0].upstream().exposure, Some(Exposure::All));
+        assert_eq!(servers[1].exposure, None);
+        assert_eq!(gateway.exposure.mode, Exposure::Auto);
+        assert_eq!(gateway.exposure.always, ["b__get_*"]);
+        let wrong = r#"{"mcpServers": {"a": {"command": "x", "exposure": "some"}}}"#;
+        let error = parse(wrong, &env).unwrap_err().to_string();
+        assert!(error.contains("exposure"), "{error}");
     }
 
     #[test]

@@ -56,9 +56,16 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::Tools {
             ref server,
             ref tool,
+            ref search,
+            limit,
             json,
             ref dialect,
         } => {
+            if let Some(query) = search {
+                let limit = limit.map_or(commands::search::SEARCH_LIMIT, usize::from);
+                let asked = commands::search::Asked { query, limit, json };
+                return commands::mcp::search(&config()?, server.as_deref(), &asked);
+            }
             let dialect = match dialect.as_str() {
                 "2020-12" => mcpgateway::DownstreamDialect::Draft202012,
                 _ => mcpgateway::DownstreamDialect::Original,

@@ -275,3 +275,41 @@ fn the_whole_set_at_once_with_a_server_that_dies_among_them() {
     let (out, _) = run(&config, &["lint"], 2);
     assert_eq!(out, "0 problems\n");
 }
+
+#[test]
+fn search_finds_the_real_tool_for_a_task_across_the_six_servers() {
+    let Some(root) = installed() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(&root, dir.path(), "");
+    // SERVER/TOOL of each line `mcpx tools --search QUERY --limit 3` prints.
+    let ranked = |query: &str| -> Vec<String> {
+        let (out, _) = run(&config, &["tools", "--search", query, "--limit", "3"], 0);
+        out.lines()
+            .map(|l| {
+                let mut fields = l.split('\t');
+                let server = fields.next().unwrap_or_default();
+                let tool = fields.next().unwrap_or_default();
+                format!("{server}/{}", tool.split('(').next().unwrap_or_default())
+            })
+            .collect()
+    };
+    assert_eq!(ranked("the current time")[0], "time/get_current_time");
+    assert_eq!(ranked("download a web page"), ["fetch/fetch"]);
+    assert_eq!(
+        ranked("think step by step"),
+        ["thinking/sequentialthinking"]
+    );
+    assert_eq!(ranked("list the folder")[0], "filesystem/list_directory");
+    let diff = ranked("show the uncommitted changes");
+    assert!(
+        diff.contains(&"git/git_diff_unstaged".to_owned()),
+        "{diff:?}"
+    );
+    let (out, _) = run(
+        &config,
+        &["tools", "memory", "--search", "search the knowledge graph"],
+        0,
+    );
+    assert!(out.lines().all(|l| l.starts_with("memory\t")), "{out}");
+    assert!(out.starts_with("memory\tsearch_nodes(query)\t"), "{out}");
+}

@@ -196,6 +196,31 @@ pub(crate) fn tools(
     })
 }
 
+/// `mcpx tools [SERVER] --search QUERY`; exit 1 when no tool matches, 2 when a server failed to
+/// start (after ranking the others').
+pub(crate) fn search(
+    config: &Config,
+    server: Option<&str>,
+    asked: &super::search::Asked<'_>,
+) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let (started, failed) = start_chosen(&rt, config, server)?;
+    let hits = super::search::search(&started, asked.query, asked.limit);
+    if asked.json {
+        let value = super::search::json(&hits, &started);
+        print(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+    } else {
+        print(&super::search::lines(&hits))?;
+    }
+    Ok(if failed {
+        ExitCode::from(EXIT_TROUBLE)
+    } else if hits.is_empty() {
+        ExitCode::from(EXIT_NO)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 /// One tool's arguments as a table, and its output schema.
 fn describe(tool: &Tool) -> String {
     let raw = tool.raw();

@@ -4,4 +4,5 @@ pub(crate) mod auth;
 pub(crate) mod mcp;
 pub(crate) mod pin;
 pub(crate) mod schema;
+pub(crate) mod search;
 pub(crate) mod serve;

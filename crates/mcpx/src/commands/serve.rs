@@ -142,6 +142,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
             downstream_dialect: config.gateway.downstream_dialect,
+            exposure: config.gateway.exposure.clone(),
             lazy: serve.lazy,
             timeout: serve.timeout,
             ..GatewayOptions::default()
