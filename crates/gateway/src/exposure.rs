@@ -12,10 +12,11 @@
 //! The functions here are pure: the plan of a catalog and a session's disclosures in, the list
 //! out. `search_tools.rs` answers the three tools' calls.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use toolsearch::{Index, Options};
 
 use crate::catalog::Catalog;
 use crate::naming::glob;
@@ -158,7 +159,7 @@ pub(crate) struct Made {
     catalog: Weak<Catalog>,
     pub(crate) plan: Plan,
     /// The search index over the catalog's tools, built on the first search.
-    pub(crate) index: OnceLock<crate::search_tools::Searchable>,
+    pub(crate) index: OnceLock<Searchable>,
 }
 
 /// The gateway's exposure state: the plan of the current catalog, and each session's
@@ -238,6 +239,47 @@ impl State {
         disclosed.disclose(name);
         sessions.push((Arc::downgrade(session), disclosed));
         true
+    }
+}
+
+/// The search index of one catalog, with the exposed name of each indexed tool.
+pub(crate) struct Searchable {
+    index: Index,
+    /// (server name, the tool's name on it) → its exposed name.
+    exposed: HashMap<(String, String), String>,
+}
+
+impl Searchable {
+    /// Indexes the catalog's tools under their servers' names and their own names (the ranking
+    /// splits names, and the prefix would only repeat the server); `server_name` names server
+    /// `index`.
+    pub(crate) fn build<'a>(catalog: &Catalog, server_name: impl Fn(usize) -> &'a str) -> Self {
+        let mut exposed = HashMap::new();
+        let mut documents: Vec<(&str, Value)> = Vec::new();
+        for tool in &catalog.tools {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            let Some(route) = catalog.tool_routes.get(name) else {
+                continue;
+            };
+            let server = server_name(route.upstream);
+            let mut own = tool.clone();
+            own["name"] = json!(route.name);
+            exposed.insert((server.to_owned(), route.name.clone()), name.to_owned());
+            documents.push((server, own));
+        }
+        let index = Index::build(documents.iter().map(|(s, t)| (*s, t)), &Options::default());
+        Searchable { index, exposed }
+    }
+
+    /// The search tool's result for `query`, at most `limit` hits, only `server`'s when given.
+    pub(crate) fn search(&self, query: &str, server: Option<&str>, limit: usize) -> Value {
+        let hits = self.index.search(query, server, limit);
+        toolsearch::search_result(&hits, |hit| {
+            self.exposed
+                .get(&(hit.server.clone(), hit.name.clone()))
+                .cloned()
+                .unwrap_or_else(|| hit.name.clone())
+        })
     }
 }
 

@@ -16,54 +16,13 @@ use std::sync::{Arc, OnceLock};
 
 use mcpclient::{Frame, RawParams};
 use serde_json::{json, Value};
-use toolsearch::{Index, Options, CALL_TOOL, DEFAULT_LIMIT, DESCRIBE_TOOL, SEARCH_TOOL};
+use toolsearch::{CALL_TOOL, DEFAULT_LIMIT, DESCRIBE_TOOL, SEARCH_TOOL};
 
 use crate::catalog::Catalog;
-use crate::exposure::{listing, Exposure, Made};
+use crate::exposure::{listing, Exposure, Made, Searchable};
 use crate::gateway::Hub;
 use crate::wire::{raw, Answer};
 use crate::Session;
-
-/// The search index of one catalog, with the exposed name of each indexed tool.
-pub(crate) struct Searchable {
-    index: Index,
-    /// (server name, the tool's name on it) → its exposed name.
-    exposed: HashMap<(String, String), String>,
-}
-
-impl Searchable {
-    /// Indexes the catalog's tools under their servers' names and their own names (the ranking
-    /// splits names, and the prefix would only repeat the server); `server_name` names server
-    /// `index`.
-    pub(crate) fn build<'a>(catalog: &Catalog, server_name: impl Fn(usize) -> &'a str) -> Self {
-        let mut exposed = HashMap::new();
-        let mut documents: Vec<(&str, Value)> = Vec::new();
-        for tool in &catalog.tools {
-            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            let Some(route) = catalog.tool_routes.get(name) else {
-                continue;
-            };
-            let server = server_name(route.upstream);
-            let mut own = tool.clone();
-            own["name"] = json!(route.name);
-            exposed.insert((server.to_owned(), route.name.clone()), name.to_owned());
-            documents.push((server, own));
-        }
-        let index = Index::build(documents.iter().map(|(s, t)| (*s, t)), &Options::default());
-        Searchable { index, exposed }
-    }
-
-    /// The search tool's result for `query`, at most `limit` hits, only `server`'s when given.
-    pub(crate) fn search(&self, query: &str, server: Option<&str>, limit: usize) -> Value {
-        let hits = self.index.search(query, server, limit);
-        toolsearch::search_result(&hits, |hit| {
-            self.exposed
-                .get(&(hit.server.clone(), hit.name.clone()))
-                .cloned()
-                .unwrap_or_else(|| hit.name.clone())
-        })
-    }
-}
 
 /// What a `tools/call` of one of the gateway's tools comes to.
 pub(crate) enum Meta {

@@ -11,7 +11,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::hint::{plain_integer, wants_type};
-use crate::violation::render;
+use crate::render::render;
 use crate::{path, Schema, MAX_COERCION_ROUNDS};
 
 /// Arguments made valid by [`Schema::coerce`], with what was changed.

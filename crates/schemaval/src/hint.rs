@@ -14,7 +14,7 @@
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::{Map, Value};
 
-use crate::violation::{is_integral, render};
+use crate::render::{is_integral, quote_key, render};
 use crate::{MAX_HINT_CANDIDATES, MAX_HINT_CHARS, MAX_HINT_EDITS, MAX_HINT_REF_HOPS};
 
 /// Before each hint in [`with_hints`]'s text.
@@ -153,10 +153,7 @@ fn misspelt_property(owner: &Map<String, Value>, instance: &Value, name: &str) -
         .filter(|k| present.is_none_or(|p| !p.contains_key(k.as_str())))
         .map(String::as_str);
     let best = nearest(name, candidates)?;
-    Some(format!(
-        "did you mean {}?",
-        crate::violation::quote_key(best)
-    ))
+    Some(format!("did you mean {}?", quote_key(best)))
 }
 
 /// `add 'name' (string)`: the type the missing property's schema declares.
@@ -171,10 +168,7 @@ fn missing_type(schema: &Value, owner: &Map<String, Value>, name: &str) -> Optio
         }
         _ => return None,
     };
-    Some(format!(
-        "add {} ({types})",
-        crate::violation::quote_key(name)
-    ))
+    Some(format!("add {} ({types})", quote_key(name)))
 }
 
 /// A subschema with its local references (`#`, `#/…`) followed, a bounded number of times.

@@ -30,6 +30,7 @@ mod json;
 mod limits;
 mod path;
 mod refs;
+mod render;
 mod schema;
 mod upgrade;
 mod upgrade_error;

@@ -1,7 +1,7 @@
 //! One flat line per problem: `$.count: got string, want integer`.
 //!
 //! Lines are short and exact: numbers print as written (never through `f64`), strings are quoted
-//! and cut at [`MAX_QUOTED_CHARS`], and arrays and objects are named by size, so no line ever
+//! and cut at [`crate::MAX_QUOTED_CHARS`], and arrays and objects are named by size, so no line ever
 //! embeds a whole instance. The wording of every kind is pinned in `tests/messages.rs`.
 
 use std::fmt;
@@ -9,8 +9,9 @@ use std::fmt;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
+use crate::render::{cut, is_integral, plural, quote_key, render};
 use crate::{hint, path};
-use crate::{MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_QUOTED_CHARS, MAX_REGEX_BACKTRACKS};
+use crate::{MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_REGEX_BACKTRACKS};
 
 /// One problem found in an instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,22 +350,6 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
     }
 }
 
-pub(crate) fn is_integral(n: &serde_json::Number) -> bool {
-    if n.is_i64() || n.is_u64() {
-        return true;
-    }
-    let text = n.as_str();
-    match text.split_once(['e', 'E']) {
-        None => text
-            .split_once('.')
-            .is_none_or(|(_, frac)| frac.bytes().all(|b| b == b'0')),
-        // Exponent forms: decided by value where f64 can say; 1e400 and the like count as numbers.
-        Some(_) => n
-            .as_f64()
-            .is_some_and(|f| f.is_finite() && f.fract() == 0.0),
-    }
-}
-
 fn wanted_types(kind: &TypeKind) -> String {
     match kind {
         TypeKind::Single(t) => t.as_str().to_owned(),
@@ -373,20 +358,6 @@ fn wanted_types(kind: &TypeKind) -> String {
             .map(|t| t.as_str())
             .collect::<Vec<_>>()
             .join(" or "),
-    }
-}
-
-/// A value as it appears in a line: scalars exactly, strings quoted and cut, containers by size.
-pub(crate) fn render(value: &Value) -> String {
-    match value {
-        Value::Null | Value::Bool(_) | Value::Number(_) => value.to_string(),
-        Value::String(s) => serde_json::to_string(cut(s).as_ref()).unwrap_or_default(),
-        Value::Array(items) => format!("an array of {} item{}", items.len(), plural(items.len())),
-        Value::Object(map) => format!(
-            "an object of {} propert{}",
-            map.len(),
-            if map.len() == 1 { "y" } else { "ies" }
-        ),
     }
 }
 
@@ -405,23 +376,6 @@ fn one_of(options: &Value) -> String {
     format!("one of {}", listed.join(", "))
 }
 
-fn cut(s: &str) -> std::borrow::Cow<'_, str> {
-    match s.char_indices().nth(MAX_QUOTED_CHARS) {
-        Some((at, _)) => format!("{}…", &s[..at]).into(),
-        None => s.into(),
-    }
-}
-
-/// A property name in single quotes, escaped and cut like a path key.
-pub(crate) fn quote_key(name: &str) -> String {
-    let mut out = String::new();
-    path::push_key(&mut out, &cut(name));
-    match out.strip_prefix("['").and_then(|s| s.strip_suffix("']")) {
-        Some(inner) => format!("'{inner}'"),
-        None => format!("'{}'", &out[1..]),
-    }
-}
-
 fn quote_name(property: &Value) -> String {
     match property {
         Value::String(s) => quote_key(s),
@@ -434,14 +388,6 @@ fn len_of(value: &Value) -> usize {
         Value::Array(items) => items.len(),
         Value::Object(map) => map.len(),
         _ => 0,
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }
 
