@@ -125,7 +125,7 @@ pub fn ts_sdk() -> Option<PathBuf> {
 /// How long a client script may take to run to its end.
 const CLIENT_RUN: Duration = Duration::from_secs(120);
 
-/// Runs a client script (`program args`) to its end, at most [`CLIENT_RUN`]: its standard
+/// Runs a client script (`program args`) to its end, at most `CLIENT_RUN`: its standard
 /// output. A client that fails fails the test, with everything it wrote.
 pub async fn run_client(program: &std::path::Path, args: &[String]) -> String {
     let out = tokio::time::timeout(
