@@ -99,6 +99,16 @@ struct Server {
     done: JoinHandle<Vec<Value>>,
 }
 
+/// A plain HTTP transport to `url`.
+fn transport(url: &str) -> HttpTransport {
+    HttpTransport::new(&HttpConfig {
+        url: url.to_owned(),
+        headers: Vec::new(),
+        auth: None,
+    })
+    .unwrap()
+}
+
 fn server(then: Then) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -176,12 +186,7 @@ fn a_call_after_the_server_closed_the_idle_connection_is_received_once() {
     for how in [Close::Fin, Close::Reset] {
         let server = server(Then::CloseIdle(how));
         runtime().block_on(async {
-            let mut transport = HttpTransport::new(&HttpConfig {
-                url: server.url.clone(),
-                headers: Vec::new(),
-                auth: None,
-            })
-            .unwrap();
+            let mut transport = transport(&server.url);
             let first = call(&mut transport, 1).await.unwrap();
             assert_eq!(first.value().unwrap()["id"], 1);
             server.close.send(()).unwrap();
@@ -205,12 +210,7 @@ fn a_call_after_the_server_closed_the_idle_connection_is_received_once() {
 fn a_request_the_server_received_is_never_sent_again() {
     let server = server(Then::DropAfterReading);
     runtime().block_on(async {
-        let mut transport = HttpTransport::new(&HttpConfig {
-            url: server.url.clone(),
-            headers: Vec::new(),
-            auth: None,
-        })
-        .unwrap();
+        let mut transport = transport(&server.url);
         call(&mut transport, 1).await.unwrap();
         match call(&mut transport, 2).await {
             Err(TransportError::Http {

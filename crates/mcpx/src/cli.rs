@@ -9,6 +9,18 @@ pub(crate) const EXIT_NO: u8 = 1;
 /// Exit code: mcpx could not do its job.
 pub(crate) const EXIT_TROUBLE: u8 = 2;
 
+/// The exit code of a command over several servers: trouble when one `failed` (the others
+/// still reported), else no when the answer `is_no`, else success.
+pub(crate) fn verdict(failed: bool, is_no: bool) -> std::process::ExitCode {
+    if failed {
+        std::process::ExitCode::from(EXIT_TROUBLE)
+    } else if is_no {
+        std::process::ExitCode::from(EXIT_NO)
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}
+
 const EXIT_CODES: &str = "\
 Config: --config FILE, else ./mcpx.json, else $XDG_CONFIG_HOME/mcpx/config.json, in the
 mcpServers format ({\"mcpServers\": {\"NAME\": {\"command\": ..., \"args\": [...]}}} or {\"url\": ...}).

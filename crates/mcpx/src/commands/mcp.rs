@@ -12,7 +12,7 @@ use mcpclient::{CallOptions, Client, ClientError, RpcError, Tool};
 use mcpgateway::DownstreamDialect;
 use serde_json::{json, Value};
 
-use crate::cli::{EXIT_NO, EXIT_TROUBLE};
+use crate::cli::{verdict, EXIT_NO, EXIT_TROUBLE};
 use crate::connect::{connect, tool, Elicit};
 use crate::fleet::{start_all, Started};
 use crate::input::call_arguments;
@@ -212,13 +212,7 @@ pub(crate) fn search(
     } else {
         print(&super::search::lines(&hits))?;
     }
-    Ok(if failed {
-        ExitCode::from(EXIT_TROUBLE)
-    } else if hits.is_empty() {
-        ExitCode::from(EXIT_NO)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(verdict(failed, hits.is_empty()))
 }
 
 /// One tool's arguments as a table, and its output schema.
@@ -536,11 +530,5 @@ pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<Exit
         ));
     }
     print(&out)?;
-    Ok(if failed {
-        ExitCode::from(EXIT_TROUBLE)
-    } else if problems > 0 {
-        ExitCode::from(EXIT_NO)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(verdict(failed, problems > 0))
 }

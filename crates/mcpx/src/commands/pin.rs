@@ -8,7 +8,7 @@ use mcpx::config::Config;
 use mcpx::pin::{self, Pins, LOCK_FILE};
 
 use super::mcp::{runtime, start_chosen};
-use crate::cli::{EXIT_NO, EXIT_TROUBLE};
+use crate::cli::verdict;
 use crate::output::print;
 
 /// Pins the chosen servers' tools, or with `check` prints what changed since (exit 1 if any).
@@ -66,11 +66,5 @@ pub(crate) fn run(config: &Config, server: Option<&str>, check: bool) -> anyhow:
         ));
     }
     print(&out)?;
-    Ok(if failed {
-        ExitCode::from(EXIT_TROUBLE)
-    } else if changed > 0 {
-        ExitCode::from(EXIT_NO)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(verdict(failed, changed > 0))
 }
