@@ -1,5 +1,5 @@
 //! `mcpx serve --http` as an OAuth resource server, against a real authorization server:
-//! oidc-provider (npm, pinned in `crates/interop/peers/oidc`) issues client-credentials JWT
+//! oidc-provider (npm, pinned in `crates/mcpx-interop/peers/oidc`) issues client-credentials JWT
 //! access tokens, and a client of the Python SDK (`peers/oauth_client.py`) logs in with the
 //! SDK's own OAuth support, from mcpx's 401 and Protected Resource Metadata on.
 

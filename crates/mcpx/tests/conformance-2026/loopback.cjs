@@ -1,5 +1,5 @@
 // Preloaded into the conformance suite (`node --require loopback.cjs ...`): every socket it listens
-// on is put on 127.0.0.1 (crates/interop/peers/loopback.cjs, which also prints
+// on is put on 127.0.0.1 (crates/mcpx-interop/peers/loopback.cjs, which also prints
 // `listening 127.0.0.1:PORT` on stderr), and a dns.lookup of the literal 127.0.0.1 answers at once:
 // several 0.2.0 scenarios read `server.address().port` right after `listen(0)`, which with an
 // asynchronous lookup is still null ("Scenario server is not listening").
