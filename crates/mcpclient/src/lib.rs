@@ -26,6 +26,7 @@ mod lines;
 mod message;
 mod modern;
 mod params;
+mod pipe;
 mod reach;
 mod rpc;
 mod serve;
@@ -63,6 +64,7 @@ pub use modern::{
     META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN_VERSION, REQUEST_META_KEYS,
 };
 pub use params::{count_values, RawParams};
+pub use pipe::{InProcess, Pipe, PipeSink, PipeSource};
 pub use reach::{
     connect, expand, ConnectError, Connected, EntryError, Reach, ReachSink, ReachSource,
     ReachTransport, Spawn,

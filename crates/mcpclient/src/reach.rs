@@ -11,6 +11,7 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 
 use crate::headers::ToolHeaders;
+use crate::pipe::{InProcess, PipeSink, PipeSource};
 use crate::{
     Client, ClientError, ClientOptions, Event, Frame, FrameSink, FrameSource, HttpConfig, HttpSink,
     HttpSource, HttpTransport, Protocol, Received, StderrTail, StdioCommand, StdioSink,
@@ -24,6 +25,8 @@ pub enum Reach {
     Stdio(StdioCommand),
     /// A Streamable HTTP endpoint.
     Http(HttpConfig),
+    /// A server in this process, over an in-memory stream (never from a config file).
+    InProcess(InProcess),
 }
 
 /// Whether a stdio server gets a process group of its own.
@@ -52,6 +55,7 @@ impl Reach {
         match self {
             Reach::Stdio(_) => "stdio",
             Reach::Http(_) => "http",
+            Reach::InProcess(_) => "in-process",
         }
     }
 
@@ -132,6 +136,15 @@ impl Reach {
                 Spawn::Grouped => StdioTransport::spawn_grouped(command)?,
             }),
             Reach::Http(config) => ReachTransport::http(HttpTransport::new(config)?),
+            Reach::InProcess(server) => {
+                let (sink, source) = server.connect()?;
+                ReachTransport {
+                    sink: ReachSink::InProcess(sink),
+                    source: ReachSource::InProcess(source),
+                    stderr: None,
+                    tool_headers: None,
+                }
+            }
         })
     }
 }
@@ -208,6 +221,8 @@ pub enum ReachSink {
     Stdio(Box<StdioSink>),
     /// POSTs to an endpoint.
     Http(HttpSink),
+    /// To a server in this process.
+    InProcess(PipeSink),
 }
 
 /// The receiving half of a [`ReachTransport`].
@@ -216,6 +231,8 @@ pub enum ReachSource {
     Stdio(StdioSource),
     /// From the exchanges and the GET stream.
     Http(HttpSource),
+    /// From a server in this process.
+    InProcess(PipeSource),
 }
 
 impl Transport for ReachTransport {
@@ -240,6 +257,7 @@ impl FrameSink for ReachSink {
         match self {
             ReachSink::Stdio(s) => s.send_all(frames).await,
             ReachSink::Http(s) => s.send_all(frames).await,
+            ReachSink::InProcess(s) => s.send_all(frames).await,
         }
     }
 
@@ -247,6 +265,7 @@ impl FrameSink for ReachSink {
         match self {
             ReachSink::Stdio(s) => s.close().await,
             ReachSink::Http(s) => s.close().await,
+            ReachSink::InProcess(s) => s.close().await,
         }
     }
 }
@@ -256,6 +275,7 @@ impl FrameSource for ReachSource {
         match self {
             ReachSource::Stdio(s) => s.receive().await,
             ReachSource::Http(s) => s.receive().await,
+            ReachSource::InProcess(s) => s.receive().await,
         }
     }
 
@@ -263,6 +283,7 @@ impl FrameSource for ReachSource {
         match self {
             ReachSource::Stdio(s) => s.receive_related().await,
             ReachSource::Http(s) => s.receive_related().await,
+            ReachSource::InProcess(s) => s.receive_related().await,
         }
     }
 }

@@ -22,6 +22,8 @@ mod exposure;
 mod fair;
 mod gateway;
 mod http;
+#[cfg(test)]
+mod in_memory_tests;
 mod instances;
 mod isolated;
 mod listen;
@@ -39,6 +41,8 @@ mod search_tools;
 mod session;
 mod stateless;
 mod stdio;
+#[cfg(test)]
+mod testing;
 mod upstream;
 mod wire;
 

@@ -1,29 +1,14 @@
 //! The gateway's session rules in memory, with two or more sessions and no server process:
 //! whom a server's question goes to, and which session gets a log message or a resource update.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mcpclient::Frame;
 use serde_json::{json, Value};
 
 use crate::registry::NoAsker;
-use crate::{Gateway, GatewayOptions, Outbox, Session};
-
-/// An outbox that keeps what it is given.
-#[derive(Clone, Default)]
-struct Kept(Arc<Mutex<Vec<Value>>>);
-
-impl Outbox for Kept {
-    fn send(&self, frame: Frame, _related: Option<&str>) {
-        self.0.lock().unwrap().push(frame.value().unwrap());
-    }
-
-    fn finish(&self, _id: &str, response: Option<Frame>) {
-        if let Some(frame) = response {
-            self.0.lock().unwrap().push(frame.value().unwrap());
-        }
-    }
-}
+use crate::testing::Kept;
+use crate::{Gateway, GatewayOptions, Session};
 
 impl Kept {
     fn methods(&self) -> Vec<String> {
