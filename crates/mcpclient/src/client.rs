@@ -12,7 +12,7 @@ use thiserror::Error;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use crate::codes;
+use crate::codes::{self, ErrorObject};
 use crate::headers::{header_params, ToolHeaders};
 use crate::modern::{
     self, probed, Identity, Probed, Protocol, DISCOVER_TIMEOUT, MAX_INPUT_ROUNDS, MAX_PROBES,
@@ -141,9 +141,10 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The JSON-RPC error object a gateway answers with: -32602 with `data.violations` for
-    /// rejected arguments, the server's own error as it sent it, -32603 otherwise.
-    pub fn to_jsonrpc_error(&self) -> Value {
+    /// The JSON-RPC error a gateway answers with: -32602 with `data.violations` for rejected
+    /// arguments, the server's own error as it sent it, -32603 otherwise.
+    pub fn to_jsonrpc_error(&self) -> ErrorObject {
+        let error = |code| ErrorObject::new(code, self.to_string());
         match self {
             ClientError::InvalidArguments {
                 violations, hints, ..
@@ -152,29 +153,15 @@ impl ClientError {
                 if hints.iter().any(Option::is_some) {
                     data["hints"] = json!(hints);
                 }
-                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": data})
+                error(codes::INVALID_PARAMS).with_data(data)
             }
-            ClientError::UnusableInputSchema { error, .. } => {
-                json!({"code": codes::INVALID_PARAMS, "message": self.to_string(), "data": {"violations": [error.to_string()]}})
+            ClientError::UnusableInputSchema { error: why, .. } => {
+                error(codes::INVALID_PARAMS).with_data(json!({"violations": [why.to_string()]}))
             }
-            ClientError::UnknownTool(_) => {
-                json!({"code": codes::INVALID_PARAMS, "message": self.to_string()})
-            }
-            ClientError::Reserved(_) => {
-                json!({"code": codes::METHOD_NOT_FOUND, "message": self.to_string()})
-            }
-            ClientError::Rpc(RpcError::Remote {
-                code,
-                message,
-                data,
-            }) => {
-                let mut e = json!({"code": code, "message": message});
-                if let Some(data) = data {
-                    e["data"] = data.clone();
-                }
-                e
-            }
-            other => json!({"code": codes::INTERNAL_ERROR, "message": other.to_string()}),
+            ClientError::UnknownTool(_) => error(codes::INVALID_PARAMS),
+            ClientError::Reserved(_) => error(codes::METHOD_NOT_FOUND),
+            ClientError::Rpc(RpcError::Remote(remote)) => remote.clone(),
+            _ => error(codes::INTERNAL_ERROR),
         }
     }
 }
@@ -613,11 +600,11 @@ async fn handshake(
         .await
     {
         // A modern server that was too slow for the probe names its versions here.
-        Err(RpcError::Remote {
+        Err(RpcError::Remote(ErrorObject {
             code: codes::UNSUPPORTED_PROTOCOL_VERSION,
             data,
             ..
-        }) if options.protocol == Protocol::Auto
+        })) if options.protocol == Protocol::Auto
             && data
                 .as_ref()
                 .and_then(|d| d.get("supported"))
@@ -1199,18 +1186,7 @@ impl Inner {
                     responses.insert(key, result);
                 }
                 Err(error) => {
-                    return Err(ClientError::Rpc(RpcError::Remote {
-                        code: error
-                            .get("code")
-                            .and_then(Value::as_i64)
-                            .unwrap_or(codes::INTERNAL_ERROR),
-                        message: error
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                        data: error.get("data").cloned(),
-                    }))
+                    return Err(ClientError::Rpc(RpcError::Remote(error)));
                 }
             }
         }

@@ -7,7 +7,7 @@
 //! Content that does not match the schema is never sent: the handler is asked again with the
 //! flat lines, at most [`MAX_ELICITATION_ATTEMPTS`] times, after which the answer is `cancel`.
 
-use crate::codes;
+use crate::codes::{self, ErrorObject};
 use std::sync::OnceLock;
 
 use schemaval::Schema;
@@ -33,11 +33,15 @@ pub(crate) async fn answer(
     handler: &dyn ElicitationHandler,
     params: Value,
     during: Option<String>,
-) -> Result<Value, Value> {
+) -> Result<Value, ErrorObject> {
     let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
     if mode != "form" {
-        return Err(json!({"code": codes::INVALID_PARAMS,
-            "message": format!("elicitation mode '{mode}' is not supported: this client declared form mode only")}));
+        return Err(ErrorObject::new(
+            codes::INVALID_PARAMS,
+            format!(
+                "elicitation mode '{mode}' is not supported: this client declared form mode only"
+            ),
+        ));
     }
     let requested = params
         .get("requestedSchema")
@@ -63,7 +67,7 @@ pub(crate) async fn answer(
             },
             ElicitationAnswer::Decline => return Ok(json!({"action": "decline"})),
             ElicitationAnswer::Cancel => return Ok(json!({"action": "cancel"})),
-            ElicitationAnswer::Refuse(error) => return Err(error.to_json()),
+            ElicitationAnswer::Refuse(error) => return Err(error),
         }
     }
     tracing::warn!(
@@ -75,21 +79,28 @@ pub(crate) async fn answer(
 }
 
 /// The compiled `requestedSchema`, or the error object naming why it cannot be shown.
-pub(crate) fn check_requested_schema(requested: &Value) -> Result<Schema, Value> {
+pub(crate) fn check_requested_schema(requested: &Value) -> Result<Schema, ErrorObject> {
     if let Err(err) = shape().validate(requested) {
         let lines = err
             .lines()
             .into_iter()
             .map(|l| format!("requestedSchema{}", l.strip_prefix('$').unwrap_or(&l)))
             .collect::<Vec<_>>();
-        return Err(json!({"code": codes::INVALID_PARAMS,
-            "message": format!("requestedSchema is not the flat object of primitives MCP allows: {}", lines[0]),
-            "data": {"violations": lines}}));
+        return Err(ErrorObject::new(
+            codes::INVALID_PARAMS,
+            format!(
+                "requestedSchema is not the flat object of primitives MCP allows: {}",
+                lines[0]
+            ),
+        )
+        .with_data(json!({"violations": lines})));
     }
     Schema::compile(requested).map_err(|e| {
-        json!({"code": codes::INVALID_PARAMS,
-            "message": format!("requestedSchema does not compile: {e}"),
-            "data": {"violations": [e.to_string()]}})
+        ErrorObject::new(
+            codes::INVALID_PARAMS,
+            format!("requestedSchema does not compile: {e}"),
+        )
+        .with_data(json!({"violations": [e.to_string()]}))
     })
 }
 
@@ -116,7 +127,7 @@ mod tests {
         let nested = json!({"type": "object", "properties": {"address": {"type": "object"}}});
         let err = check_requested_schema(&nested).unwrap_err();
         assert_eq!(
-            err["data"]["violations"][0],
+            err.to_value()["data"]["violations"][0],
             "requestedSchema.properties.address.type: enum: got \"object\", want one of \"string\", \"number\", \"integer\", \"boolean\", \"array\""
         );
         assert!(check_requested_schema(&json!({"type": "array"})).is_err());

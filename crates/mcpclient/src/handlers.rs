@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::ErrorObject;
+
 /// A boxed future, as the handler traits return them (they are used as trait objects).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -39,7 +41,7 @@ pub enum ElicitationAnswer {
     Cancel,
     /// No answer: the server gets this JSON-RPC error instead (a gateway whose own client
     /// failed, say).
-    Refuse(HandlerError),
+    Refuse(ErrorObject),
 }
 
 /// Asks the user what a server wants to know.
@@ -54,28 +56,6 @@ pub trait ElicitationHandler: Send + Sync {
     ) -> BoxFuture<'a, ElicitationAnswer>;
 }
 
-/// A handler's refusal, sent to the server as a JSON-RPC error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandlerError {
-    /// The JSON-RPC error code.
-    pub code: i64,
-    /// The error message.
-    pub message: String,
-    /// The error's `data`, if any.
-    pub data: Option<Value>,
-}
-
-impl HandlerError {
-    /// The JSON-RPC error object.
-    pub(crate) fn to_json(&self) -> Value {
-        let mut error = serde_json::json!({"code": self.code, "message": self.message});
-        if let Some(data) = &self.data {
-            error["data"] = data.clone();
-        }
-        error
-    }
-}
-
 /// Answers `sampling/createMessage`: the server asks for an LLM completion.
 pub trait SamplingHandler: Send + Sync {
     /// The `CreateMessageResult` for the request's `params`; `during` as in
@@ -84,7 +64,7 @@ pub trait SamplingHandler: Send + Sync {
         &'a self,
         params: &'a Value,
         during: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Value, HandlerError>>;
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>>;
 }
 
 /// Answers `roots/list`: the folders the server may work in.
@@ -95,7 +75,7 @@ pub trait RootsHandler: Send + Sync {
         &'a self,
         params: &'a Value,
         during: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Value, HandlerError>>;
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>>;
 }
 
 /// The handlers an application gives the client; each one set declares its capability.

@@ -41,12 +41,13 @@ pub use client::{
     LISTEN_RETRY, LISTEN_TIMEOUT, MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS,
     MAX_TOOLS_TTL, MIN_TOOLS_TTL, OFFERED_VERSION, RESERVED_METHODS, SUPPORTED_VERSIONS,
 };
+pub use codes::ErrorObject;
 pub use coerced::{mark_coerced, COERCED_META};
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
 pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES};
 pub use handlers::{
-    BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, HandlerError, Handlers,
-    RootsHandler, SamplingHandler,
+    BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, Handlers, RootsHandler,
+    SamplingHandler,
 };
 pub use headers::{
     decode_header_value, encode_header_value, header_params, HeaderParams, ToolHeaders,
@@ -57,7 +58,7 @@ pub use http::{
     DEFAULT_RETRY, MAX_REDIRECTS, MAX_REISSUES, MAX_RESUMPTIONS, MAX_RETRY, POOL_IDLE_TIMEOUT,
 };
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
-pub use message::Message;
+pub use message::{Decoded, Message};
 pub use modern::{
     Protocol, DISCOVER_TIMEOUT, INPUT_METHODS, MAX_INPUT_ROUNDS, MAX_PROBES,
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,

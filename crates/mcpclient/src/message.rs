@@ -137,6 +137,121 @@ impl Frame {
     }
 }
 
+/// A frame decoded once, at the edge, into what routing needs, owning its parts: a front
+/// decodes what arrives with [`Frame::decode`], looks at it for its own checks, and hands it on;
+/// no later step parses the frame again. The kinds are [`Message`]'s.
+#[derive(Debug)]
+pub enum Decoded {
+    /// A request.
+    Request {
+        /// The id, as written.
+        id: Box<RawValue>,
+        /// The method.
+        method: String,
+        /// The params, as written.
+        params: Option<Box<RawValue>>,
+    },
+    /// A notification.
+    Notification {
+        /// The method.
+        method: String,
+        /// The params, as written.
+        params: Option<Box<RawValue>>,
+    },
+    /// A response: its id, and the whole frame (handed to what waits for it).
+    Response {
+        /// The id, as written.
+        id: Box<RawValue>,
+        /// The response, as it came.
+        frame: Frame,
+    },
+    /// A batch, each element decoded (an element that is no object is [`Decoded::Invalid`]).
+    Batch(Vec<Decoded>),
+    /// None of these: the reason, and the id when one could be read.
+    Invalid {
+        /// The id, when it is a string or an integer.
+        id: Option<Box<RawValue>>,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+impl Decoded {
+    /// The id of a request, response or invalid message that has a readable one.
+    pub fn id(&self) -> Option<&RawValue> {
+        match self {
+            Decoded::Request { id, .. } | Decoded::Response { id, .. } => Some(id),
+            Decoded::Invalid { id, .. } => id.as_deref(),
+            Decoded::Notification { .. } | Decoded::Batch(_) => None,
+        }
+    }
+
+    /// The method of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Decoded::Request { method, .. } | Decoded::Notification { method, .. } => Some(method),
+            _ => None,
+        }
+    }
+
+    /// Whether it is a request.
+    pub fn is_request(&self) -> bool {
+        matches!(self, Decoded::Request { .. })
+    }
+
+    /// It, or for a batch each element (a batch holds no batch).
+    pub fn each(&self) -> &[Decoded] {
+        match self {
+            Decoded::Batch(elements) => elements,
+            one => std::slice::from_ref(one),
+        }
+    }
+}
+
+impl From<Frame> for Decoded {
+    fn from(frame: Frame) -> Decoded {
+        frame.decode()
+    }
+}
+
+impl Frame {
+    /// The frame decoded once ([`Decoded`]): [`Frame::message`], owned.
+    pub fn decode(self) -> Decoded {
+        let decoded = match self.message() {
+            Message::Request { id, method, params } => Decoded::Request {
+                id: id.to_owned(),
+                method: method.into_owned(),
+                params: params.map(RawValue::to_owned),
+            },
+            Message::Notification { method, params } => Decoded::Notification {
+                method: method.into_owned(),
+                params: params.map(RawValue::to_owned),
+            },
+            Message::Response { id } => {
+                let id = id.to_owned();
+                return Decoded::Response { id, frame: self };
+            }
+            Message::Batch(elements) => Decoded::Batch(
+                elements
+                    .iter()
+                    .map(|element| match Frame::parse(element.get()) {
+                        Ok(frame) if !element.get().starts_with('[') => frame.decode(),
+                        _ => Decoded::Invalid {
+                            id: None,
+                            reason: "a batch element must be an object",
+                        },
+                    })
+                    .collect(),
+            ),
+            Message::Invalid { id, reason } => Decoded::Invalid {
+                id: id.map(RawValue::to_owned),
+                reason,
+            },
+        };
+        decoded
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +272,48 @@ mod tests {
                 format!("invalid {}: {reason}", id.map_or("null", |i| i.get()))
             }
         }
+    }
+
+    #[test]
+    fn decoded_owns_the_same_parts() {
+        let frame = |t: &str| Frame::parse(t).unwrap();
+        let request =
+            frame(r#"{"jsonrpc":"2.0","id":"a","method":"x","params":{"n": 1E2}}"#).decode();
+        assert_eq!(request.id().map(RawValue::get), Some(r#""a""#));
+        assert_eq!(request.method(), Some("x"));
+        let Decoded::Request { params, .. } = &request else {
+            panic!("{request:?}")
+        };
+        assert_eq!(params.as_deref().map(RawValue::get), Some(r#"{"n": 1E2}"#));
+        let text = r#"{"jsonrpc":"2.0","id":4,"result":{"k":1}}"#;
+        let Decoded::Response { id, frame: kept } = frame(text).decode() else {
+            panic!()
+        };
+        assert_eq!((id.get(), kept.text()), ("4", text));
+        let batch = frame(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},[1],3,{"jsonrpc":"2.0","method":"n"}]"#,
+        )
+        .decode();
+        let kinds: Vec<String> = batch
+            .each()
+            .iter()
+            .map(|d| match d {
+                Decoded::Invalid { reason, .. } => (*reason).to_owned(),
+                other => other.method().unwrap_or_default().to_owned(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "ping",
+                "a batch element must be an object",
+                "a batch element must be an object",
+                "n"
+            ]
+        );
+        let invalid = frame(r#"{"jsonrpc":"2.0","id":4}"#).decode();
+        assert_eq!(invalid.id().map(RawValue::get), Some("4"));
+        assert!(!invalid.is_request());
     }
 
     #[test]

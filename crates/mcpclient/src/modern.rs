@@ -12,7 +12,8 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::{codes, RawParams, Response, RpcError};
+use crate::codes::{self, ErrorObject};
+use crate::{RawParams, Response, RpcError};
 
 /// The modern protocol version the client speaks.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -100,11 +101,11 @@ pub(crate) fn probed(answer: Result<Response, RpcError>) -> Probed {
             }
             Err(e) => Probed::Legacy(e.to_string()),
         },
-        Err(RpcError::Remote {
+        Err(RpcError::Remote(ErrorObject {
             code: codes::UNSUPPORTED_PROTOCOL_VERSION,
             data,
             ..
-        }) => {
+        })) => {
             let supported = versions(data.as_ref().and_then(|d| d.get("supported")));
             if supported.iter().any(|v| v == MODERN_VERSION) {
                 Probed::Again

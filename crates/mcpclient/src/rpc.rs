@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::codes::ErrorObject;
 use crate::lines::gather;
 use crate::{Frame, FrameSink, FrameSource, Received, Transport, TransportError};
 
@@ -79,15 +80,8 @@ pub enum RpcError {
     #[error("the connection closed before the answer")]
     Closed,
     /// The peer answered with a JSON-RPC error.
-    #[error("error {code}: {message}")]
-    Remote {
-        /// The error code.
-        code: i64,
-        /// The error message.
-        message: String,
-        /// The error's `data`, if any.
-        data: Option<Value>,
-    },
+    #[error("{0}")]
+    Remote(ErrorObject),
     /// The answer is not a valid JSON-RPC response (both `result` and `error`, or neither).
     #[error("invalid response: {0}")]
     InvalidResponse(String),
@@ -124,15 +118,7 @@ impl Response {
                 let result = start..start + result.get().len();
                 Ok(Response { frame, result })
             }
-            (None, Some(error)) => Err(RpcError::Remote {
-                code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                data: error.get("data").cloned(),
-            }),
+            (None, Some(error)) => Err(RpcError::Remote(ErrorObject::from_value(&error))),
             (Some(_), Some(_)) => Err(RpcError::InvalidResponse(
                 "both result and error".to_owned(),
             )),

@@ -8,7 +8,7 @@
 //! regardless. A server that cancels its request (`notifications/cancelled`) stops the task
 //! answering it: the handler's future is dropped and no answer is sent.
 
-use crate::codes;
+use crate::codes::{self, ErrorObject};
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
@@ -133,7 +133,7 @@ pub(crate) async fn fulfil(
     method: &str,
     params: Value,
     during: Option<String>,
-) -> Result<Value, Value> {
+) -> Result<Value, ErrorObject> {
     match method {
         "ping" => Ok(json!({})),
         "elicitation/create" if handlers.elicitation.is_some() => {
@@ -142,22 +142,16 @@ pub(crate) async fn fulfil(
         }
         "sampling/createMessage" if handlers.sampling.is_some() => {
             let handler = handlers.sampling.as_deref().expect("checked above");
-            handler
-                .create_message(&params, during.as_deref())
-                .await
-                .map_err(|e| e.to_json())
+            handler.create_message(&params, during.as_deref()).await
         }
         "roots/list" if handlers.roots.is_some() => {
             let handler = handlers.roots.as_deref().expect("checked above");
-            handler
-                .list_roots(&params, during.as_deref())
-                .await
-                .map_err(|e| e.to_json())
+            handler.list_roots(&params, during.as_deref()).await
         }
-        other => Err(json!({
-            "code": codes::METHOD_NOT_FOUND,
-            "message": format!("method not found: {other} (this client has no handler for it)")
-        })),
+        other => Err(ErrorObject::new(
+            codes::METHOD_NOT_FOUND,
+            format!("method not found: {other} (this client has no handler for it)"),
+        )),
     }
 }
 

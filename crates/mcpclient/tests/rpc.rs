@@ -82,7 +82,7 @@ async fn errors_and_invalid_answers_are_typed() {
     );
     let err = c.request("x", None, LONG).await.unwrap_err();
     assert!(
-        matches!(&err, RpcError::Remote { code: -32601, message, data: Some(d) } if message == "no such method" && d["m"] == "x"),
+        matches!(&err, RpcError::Remote(mcpclient::ErrorObject { code: -32601, message, data: Some(d) }) if message == "no such method" && d["m"] == "x"),
         "{err}"
     );
     let err = c.request("y", None, LONG).await.unwrap_err();

@@ -16,7 +16,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use mcpclient::{
-    BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, HandlerError,
+    BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, ErrorObject,
     RootsHandler, SamplingHandler,
 };
 use serde_json::{json, Value};
@@ -86,11 +86,11 @@ impl Bridge {
         method: &str,
         params: &Value,
         during: Option<&str>,
-    ) -> Result<Value, HandlerError> {
+    ) -> Result<Value, ErrorObject> {
         match self.ask(capability, method, params, during).await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => Err(handler_error(&error)),
-            Err(why) => Err(HandlerError {
+            Err(why) => Err(ErrorObject {
                 code: why.code(),
                 message: format!("{method}: {why}"),
                 data: None,
@@ -99,8 +99,8 @@ impl Bridge {
     }
 }
 
-fn handler_error(error: &Value) -> HandlerError {
-    HandlerError {
+fn handler_error(error: &Value) -> ErrorObject {
+    ErrorObject {
         code: error
             .get("code")
             .and_then(Value::as_i64)
@@ -124,7 +124,7 @@ impl ElicitationHandler for Bridge {
             if let Some(first) = problems.first() {
                 // The client's answer did not match: it is not forwarded, and the client is
                 // not asked twice (it already gave its answer).
-                return ElicitationAnswer::Refuse(HandlerError {
+                return ElicitationAnswer::Refuse(ErrorObject {
                     code: codes::INVALID_PARAMS,
                     message: format!("the client's answer violates requestedSchema: {first}"),
                     data: Some(json!({ "violations": problems })),
@@ -154,7 +154,7 @@ impl SamplingHandler for Bridge {
         &'a self,
         params: &'a Value,
         during: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Value, HandlerError>> {
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>> {
         Box::pin(self.forward("sampling", "sampling/createMessage", params, during))
     }
 }
@@ -164,7 +164,7 @@ impl RootsHandler for Bridge {
         &'a self,
         params: &'a Value,
         during: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Value, HandlerError>> {
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>> {
         Box::pin(self.forward("roots", "roots/list", params, during))
     }
 }

@@ -2,6 +2,7 @@
 //! its upstream work, the questions its servers ask during it and the client's answers to
 //! them, and the table of conversations parked until the client's retry.
 
+use mcpclient::ErrorObject;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -211,7 +212,7 @@ impl Conversation {
     /// Hands the client's `inputResponses` to the questions they answer, all checked first:
     /// one invalid answer and none is handed over (-32602 with the flat lines). Questions left
     /// unanswered stay pending, to be asked again.
-    pub(crate) fn resume(&mut self, responses: Option<&RawValue>) -> Result<(), Value> {
+    pub(crate) fn resume(&mut self, responses: Option<&RawValue>) -> Result<(), ErrorObject> {
         let responses: serde_json::Map<String, Value> = match responses {
             None => serde_json::Map::new(),
             Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
@@ -250,20 +251,20 @@ fn refuse(question: Question) {
                 "{}: the client's request cannot carry input requests",
                 question.method
             ),
-        ))
+        )
+        .to_value())
     };
     let _ = question.answer.send(answer);
 }
 
 /// Whether `answer` may go to the server for `pending`: an object, and for an elicitation an
 /// action, and content that matches the requested schema.
-fn check_answer(pending: &Pending, answer: &Value) -> Result<(), Value> {
+fn check_answer(pending: &Pending, answer: &Value) -> Result<(), ErrorObject> {
     let key = &pending.key;
     let invalid = |lines: Vec<String>| {
         let first = lines.first().cloned().unwrap_or_default();
-        json!({"code": codes::INVALID_PARAMS,
-            "message": format!("invalid params: inputResponses[\"{key}\"] is not a valid answer to {}: {first} (retry with the same requestState and a valid answer)", pending.method),
-            "data": {"violations": lines}})
+        error(codes::INVALID_PARAMS, format!("invalid params: inputResponses[\"{key}\"] is not a valid answer to {}: {first} (retry with the same requestState and a valid answer)", pending.method))
+            .with_data(json!({"violations": lines}))
     };
     if !answer.is_object() {
         return Err(invalid(vec![format!(

@@ -11,13 +11,14 @@
 //! being only logged and counted.
 
 use mcpclient::codes;
+use mcpclient::ErrorObject;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
-use mcpclient::{ClientOptions, Frame, Message};
+use mcpclient::{ClientOptions, Decoded, Frame};
+use serde_json::json;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
 use tokio::task::AbortHandle;
 
 use crate::bridge::Bridge;
@@ -119,26 +120,28 @@ impl Gateway {
     /// response is answered with -32600 (with its id when it has a readable one). A batch is
     /// taken element by element in a session that negotiated 2025-03-26 (each answer on its
     /// own), and refused element by element otherwise.
-    pub fn receive(&self, session: &Arc<Session>, frame: Frame) {
-        match frame.message() {
-            Message::Request { id, method, params } => {
-                self.request(session, id, &method, params.map(RawValue::to_owned));
+    pub fn receive(&self, session: &Arc<Session>, message: impl Into<Decoded>) {
+        match message.into() {
+            Decoded::Request { id, method, params } => {
+                self.request(session, id, method, params);
             }
-            Message::Notification { method, params } => {
-                self.hub.notice(session, &method, params);
+            Decoded::Notification { method, params } => {
+                self.hub.notice(session, &method, params.as_deref());
             }
-            Message::Response { id } => {
-                let id = id.get().to_owned();
-                if !session.answered(&id, frame) {
-                    tracing::debug!(id, "an answer from the client that nothing waits for");
+            Decoded::Response { id, frame } => {
+                if !session.answered(id.get(), frame) {
+                    tracing::debug!(
+                        id = id.get(),
+                        "an answer from the client that nothing waits for"
+                    );
                 }
             }
-            Message::Batch(elements) => self.batch(session, &elements),
-            Message::Invalid { id, reason } => {
+            Decoded::Batch(elements) => self.batch(session, elements),
+            Decoded::Invalid { id, reason } => {
                 let answer =
                     codes::error(codes::INVALID_REQUEST, format!("invalid request: {reason}"));
                 match id {
-                    Some(id) => session.refuse(id.get(), response(id, Err(answer))),
+                    Some(id) => session.refuse(id.get(), response(&id, Err(answer))),
                     None => session.send(response(null_id(), Err(answer)), None),
                 }
             }
@@ -148,68 +151,59 @@ impl Gateway {
     fn request(
         &self,
         session: &Arc<Session>,
-        id: &RawValue,
-        method: &str,
+        id: Box<RawValue>,
+        method: String,
         params: Option<Box<RawValue>>,
     ) {
         if let Err(reason) = session.begin(id.get()) {
             self.hub.refusals.note(&reason);
             session.refuse(
                 id.get(),
-                response(id, Err(codes::error(codes::INVALID_REQUEST, reason))),
+                response(&id, Err(codes::error(codes::INVALID_REQUEST, reason))),
             );
             return;
         }
         let inner = self.hub.clone();
         let for_task = session.clone();
-        let request_id = id.to_owned();
-        let method = method.to_owned();
+        let abort_id = id.get().to_owned();
         let task = tokio::spawn(async move {
-            let id = request_id.get();
+            let key = id.get();
             let answer = if crate::modern::is_modern(&method, params.as_deref()) {
-                inner.serve_modern(&for_task, id, &method, params).await
+                inner.serve_modern(&for_task, key, &method, params).await
             } else {
-                inner.handle(&for_task, id, &method, params).await
+                inner.handle(&for_task, key, &method, params).await
             };
-            for_task.respond(request_id.get(), response(&request_id, answer));
+            for_task.respond(key, response(&id, answer));
         });
-        session.abortable(id.get(), task.abort_handle());
+        session.abortable(&abort_id, task.abort_handle());
     }
 
     /// A batch: taken in a 2025-03-26 session, where MCP allows them; else each request in it
     /// is refused with -32600 (its notifications and responses are dropped, and logged).
-    fn batch(&self, session: &Arc<Session>, elements: &[&RawValue]) {
+    fn batch(&self, session: &Arc<Session>, elements: Vec<Decoded>) {
         let version = session.protocol_version();
         let allowed = version.as_deref() == Some("2025-03-26");
         for element in elements {
-            let frame = match Frame::parse(element.get()) {
-                Ok(frame) if !element.get().starts_with('[') => frame,
-                _ => {
-                    let answer = codes::error(
-                        codes::INVALID_REQUEST,
-                        "invalid request: a batch element must be an object",
-                    );
-                    session.send(response(null_id(), Err(answer)), None);
-                    continue;
-                }
-            };
-            if allowed {
-                self.receive(session, frame);
+            if allowed || matches!(element, Decoded::Invalid { .. }) {
+                self.receive(session, element);
                 continue;
             }
             let reason = format!(
                 "invalid request: batches are not part of MCP {} (only 2025-03-26 has them); send each message on its own",
                 version.as_deref().unwrap_or("before initialize")
             );
-            match frame.message() {
-                Message::Request { id, .. } | Message::Invalid { id: Some(id), .. } => {
+            match element {
+                Decoded::Request { id, .. } => {
                     session.refuse(
                         id.get(),
-                        response(id, Err(codes::error(codes::INVALID_REQUEST, reason))),
+                        response(&id, Err(codes::error(codes::INVALID_REQUEST, reason))),
                     );
                 }
-                _ => {
-                    tracing::warn!(%frame, "a notification or response in a refused batch; dropped")
+                other => {
+                    tracing::warn!(
+                        method = other.method(),
+                        "a notification or response in a refused batch; dropped"
+                    )
                 }
             }
         }
@@ -391,7 +385,10 @@ impl Hub {
     /// The running server `index`: waiting for it (at most [`START_TIMEOUT`]) if it is
     /// starting, and (at most [`SETTLE_TIMEOUT`]) if it is down and about to be restarted;
     /// else the error naming it and its state.
-    pub(crate) async fn running(&self, index: usize) -> Result<Arc<upstream::Running>, Value> {
+    pub(crate) async fn running(
+        &self,
+        index: usize,
+    ) -> Result<Arc<upstream::Running>, ErrorObject> {
         let upstream = &self.upstreams[index];
         if let Some(running) = upstream.running() {
             return Ok(running);

@@ -36,7 +36,7 @@ use axum::routing::{any, get};
 use axum::Router;
 use futures_util::stream;
 use mcpclient::codes;
-use mcpclient::{Frame, Message, ACCEPTED_VERSIONS};
+use mcpclient::{Decoded, ErrorObject, Frame, ACCEPTED_VERSIONS};
 use serde_json::json;
 use subtle::ConstantTimeEq;
 use thiserror::Error;
@@ -371,26 +371,29 @@ impl Outbox for HttpOutbox {
 /// saying why.
 struct Refusal {
     status: StatusCode,
-    code: i64,
     id: serde_json::Value,
-    message: String,
-    data: Option<Box<serde_json::Value>>,
+    /// Boxed: a refusal travels in `Result`s, whose every `Ok` would carry its size.
+    error: Box<ErrorObject>,
 }
 
 impl Refusal {
     /// Refused with `status`, JSON-RPC code -32600 (invalid request), for no request id.
     fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
+        Refusal::with_error(status, codes::error(codes::INVALID_REQUEST, message))
+    }
+
+    /// Refused with `status` and `error`, for no request id.
+    fn with_error(status: StatusCode, error: ErrorObject) -> Refusal {
         Refusal {
             status,
-            code: codes::INVALID_REQUEST,
             id: serde_json::Value::Null,
-            message: message.into(),
-            data: None,
+            error: Box::new(error),
         }
     }
 
-    fn with_code(self, code: i64) -> Refusal {
-        Refusal { code, ..self }
+    fn with_code(mut self, code: i64) -> Refusal {
+        self.error.code = code;
+        self
     }
 
     /// For the request whose id is the JSON text `id`.
@@ -402,11 +405,7 @@ impl Refusal {
 
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let mut body = json!({"jsonrpc": "2.0", "id": self.id,
-            "error": {"code": self.code, "message": self.message}});
-        if let Some(data) = self.data {
-            body["error"]["data"] = *data;
-        }
+        let body = json!({"jsonrpc": "2.0", "id": self.id, "error": self.error});
         let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -473,7 +472,7 @@ async fn endpoint(
         return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response();
     }
     if let (Some(refused), false) = (&bad_version, method == Method::POST) {
-        return Refusal::new(refused.status, refused.message.clone()).into_response();
+        return Refusal::new(refused.status, refused.error.message.clone()).into_response();
     }
     match method {
         Method::POST => {
@@ -814,16 +813,19 @@ impl Front {
                     .into_response()
             }
         };
-        if let Some(refused) = self.refuse_call(grant, &frame) {
+        // Decoded once: every check below, and the gateway, read this.
+        let message = frame.decode();
+        if let Some(refused) = self.refuse_call(grant, &message) {
             return refused;
         }
-        if let Some(response) = self
-            .modern_post(headers, &frame, modern_header, grant)
+        let message = match self
+            .modern_post(headers, message, modern_header, grant)
             .await
         {
-            return response;
-        }
-        let (opens, ids) = match answered_ids(&frame) {
+            Ok(response) => return response,
+            Err(legacy) => legacy,
+        };
+        let (opens, ids) = match answered_ids(&message) {
             Ok(found) => found,
             Err(reason) => {
                 return Refusal::new(
@@ -862,7 +864,7 @@ impl Front {
         }
         if ids.is_empty() {
             // Notifications and responses only: taken, nothing to answer.
-            self.gateway.receive(&session.session, frame);
+            self.gateway.receive(&session.session, message);
             return StatusCode::ACCEPTED.into_response();
         }
         let (stream, frames) = mpsc::unbounded_channel();
@@ -880,8 +882,8 @@ impl Front {
             }
         }
         drop(stream);
-        let frames = self.scoped(grant, &frame, frames);
-        self.gateway.receive(&session.session, frame);
+        let frames = self.scoped(grant, &message, frames);
+        self.gateway.receive(&session.session, message);
         let mut response = match (ids.len(), accepts_sse(headers)) {
             (1, true) => sse_unless_answered_at_once(frames, ()).await,
             (1, false) => json_answer(frames).await,
@@ -898,19 +900,19 @@ impl Front {
     }
 
     /// A 403 for a call of a tool the token lacks the scope for.
-    fn refuse_call(&self, grant: Option<&Grant>, frame: &Frame) -> Option<Response> {
-        self.protection.as_ref()?.refuse_call(grant?, frame)
+    fn refuse_call(&self, grant: Option<&Grant>, message: &Decoded) -> Option<Response> {
+        self.protection.as_ref()?.refuse_call(grant?, message)
     }
 
     /// `frames` without the tools the token may not see.
     fn scoped(
         &self,
         grant: Option<&Grant>,
-        frame: &Frame,
+        message: &Decoded,
         frames: mpsc::UnboundedReceiver<ToClient>,
     ) -> mpsc::UnboundedReceiver<ToClient> {
         match (&self.protection, grant) {
-            (Some(protection), Some(grant)) => protection.filter_lists(grant, frame, frames),
+            (Some(protection), Some(grant)) => protection.filter_lists(grant, message, frames),
             _ => frames,
         }
     }
@@ -1004,24 +1006,18 @@ fn too_large() -> Response {
 /// Whether the POSTed `frame` opens a session (`initialize`), and the ids of what in it will be
 /// answered (its requests, and messages refused for a reason but with a readable id); or why
 /// it cannot be taken at all (no id to answer with).
-fn answered_ids(frame: &Frame) -> Result<(bool, Vec<String>), &'static str> {
-    let one = |message: Message<'_>| match message {
-        Message::Request { id, method, .. } => Some((method == "initialize", id.get().to_owned())),
-        Message::Invalid { id: Some(id), .. } => Some((false, id.get().to_owned())),
-        _ => None,
-    };
-    match frame.message() {
-        Message::Batch(elements) => {
-            let ids = elements
-                .iter()
-                .filter_map(|e| Frame::parse(e.get()).ok())
-                .filter_map(|f| one(f.message()).map(|(_, id)| id))
-                .collect();
-            Ok((false, ids))
-        }
-        Message::Invalid { id: None, reason } => Err(reason),
-        message => Ok(one(message).map_or((false, Vec::new()), |(opens, id)| (opens, vec![id]))),
+fn answered_ids(message: &Decoded) -> Result<(bool, Vec<String>), &'static str> {
+    if let Decoded::Invalid { id: None, reason } = message {
+        return Err(reason);
     }
+    let opens = matches!(message, Decoded::Request { method, .. } if method == "initialize");
+    let ids = message
+        .each()
+        .iter()
+        .filter(|m| matches!(m, Decoded::Request { .. } | Decoded::Invalid { .. }))
+        .filter_map(|m| m.id().map(|id| id.get().to_owned()))
+        .collect();
+    Ok((opens, ids))
 }
 
 /// A frame as a JSON response body: 200, or 400 for the errors 2026-07-28 answers with it

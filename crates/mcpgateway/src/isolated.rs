@@ -5,16 +5,17 @@
 //! session's next call starts another.
 
 use mcpclient::codes;
+use mcpclient::ErrorObject;
 use std::sync::{Arc, Weak};
 
 use mcpclient::{CallOptions, Event};
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::gateway::Hub;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::{self, Running};
-use crate::{Session, START_TIMEOUT};
+use crate::Session;
 use mcpclient::codes::error;
 
 impl Hub {
@@ -24,7 +25,7 @@ impl Hub {
         self: &Arc<Self>,
         session: &Arc<Session>,
         index: usize,
-    ) -> Result<Arc<Running>, Value> {
+    ) -> Result<Arc<Running>, ErrorObject> {
         if self.upstreams[index].is_shared() {
             return self.running(index).await;
         }
@@ -39,15 +40,12 @@ impl Hub {
         self: &Arc<Self>,
         session: &Arc<Session>,
         index: usize,
-    ) -> Result<Arc<Running>, Value> {
+    ) -> Result<Arc<Running>, ErrorObject> {
         let upstream = &self.upstreams[index];
         let mut options = self.upstream_options(index);
         options.handlers = self.bridge(index, Some(Arc::downgrade(session))).handlers();
         let name = upstream.name();
-        let started =
-            tokio::time::timeout(START_TIMEOUT, upstream::start(&upstream.config, options))
-                .await
-                .unwrap_or_else(|_| Err(format!("did not start within {START_TIMEOUT:?}")));
+        let started = upstream::start(&upstream.config, options).await;
         let (running, events) = started.map_err(|reason| {
             error(
                 codes::INTERNAL_ERROR,

@@ -10,6 +10,7 @@
 //! goes upstream (see [`crate::mrtr`]).
 
 use mcpclient::codes::{self, error};
+use mcpclient::ErrorObject;
 use mcpclient::{RawParams, ACCEPTED_VERSIONS};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -118,7 +119,7 @@ fn meta_of(params: &RawValue) -> Option<RawParams> {
 
 /// The `_meta` of a modern request, checked: a missing or ill-typed required field is -32602,
 /// a version not served per request -32022 with the versions that are.
-pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, Value> {
+pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, ErrorObject> {
     let missing = |what: &str| {
         error(
             codes::INVALID_PARAMS,
@@ -163,15 +164,15 @@ pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, Value> {
 }
 
 /// -32022 for `requested`, listing every version served.
-pub(crate) fn unsupported(requested: &str) -> Value {
+pub(crate) fn unsupported(requested: &str) -> ErrorObject {
     let legacy = ACCEPTED_VERSIONS.contains(&requested);
     let message = if legacy {
         format!("Unsupported protocol version: {requested} is served through initialize (a session), not per request")
     } else {
         format!("Unsupported protocol version: {requested}")
     };
-    json!({"code": codes::UNSUPPORTED_PROTOCOL_VERSION, "message": message,
-        "data": {"supported": supported_versions(), "requested": requested}})
+    codes::error(codes::UNSUPPORTED_PROTOCOL_VERSION, message)
+        .with_data(json!({"supported": supported_versions(), "requested": requested}))
 }
 
 /// A modern request's `params` as they go to a legacy server: without `inputResponses` and
@@ -250,9 +251,9 @@ pub(crate) fn complete(method: &str, result: &RawValue) -> Box<RawValue> {
 
 /// An error for a modern client: the legacy "resource not found" code becomes -32602, as
 /// 2026-07-28 has it; the rest as it is.
-pub(crate) fn modern_error(mut error: Value) -> Value {
-    if error.get("code").and_then(Value::as_i64) == Some(codes::LEGACY_RESOURCE_NOT_FOUND) {
-        error["code"] = json!(codes::INVALID_PARAMS);
+pub(crate) fn modern_error(mut error: ErrorObject) -> ErrorObject {
+    if error.code == codes::LEGACY_RESOURCE_NOT_FOUND {
+        error.code = codes::INVALID_PARAMS;
     }
     error
 }
@@ -292,17 +293,17 @@ mod tests {
         assert_eq!(meta.log_level, level_index("warning"));
         let no_caps = raw(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
         assert_eq!(
-            check(Some(&no_caps)).unwrap_err()["code"],
+            check(Some(&no_caps)).unwrap_err().code,
             codes::INVALID_PARAMS
         );
-        assert_eq!(check(None).unwrap_err()["code"], codes::INVALID_PARAMS);
+        assert_eq!(check(None).unwrap_err().code, codes::INVALID_PARAMS);
         let old = raw(
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}"#,
         );
         let refused = check(Some(&old)).unwrap_err();
-        assert_eq!(refused["code"], codes::UNSUPPORTED_PROTOCOL_VERSION);
-        assert_eq!(refused["data"]["requested"], "1900-01-01");
-        assert_eq!(refused["data"]["supported"][0], "2026-07-28");
+        assert_eq!(refused.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(refused.to_value()["data"]["requested"], "1900-01-01");
+        assert_eq!(refused.to_value()["data"]["supported"][0], "2026-07-28");
         assert!(is_modern("tools/list", Some(&ok)));
         assert!(!is_modern("initialize", Some(&ok)));
         assert!(!is_modern("tools/list", Some(&raw(r#"{"_meta":{}}"#))));

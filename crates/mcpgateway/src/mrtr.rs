@@ -25,12 +25,12 @@
 //! `requestState` and is told to start the call again.
 
 use mcpclient::codes;
+use mcpclient::ErrorObject;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::conversation::{Conversation, Outcome, Relay, Target};
@@ -166,7 +166,7 @@ impl Hub {
         handle: &str,
         method: &str,
         name: &str,
-    ) -> Result<Conversation, Value> {
+    ) -> Result<Conversation, ErrorObject> {
         let mut calls = lock(&self.parked.calls);
         let bound = calls
             .get(handle)
@@ -310,7 +310,7 @@ mod tests {
         let (mut call, ended) = asking(&gateway);
         assert!(matches!(call.drive(true).await, Outcome::Input));
         let parked = gateway.hub.park(call, None).unwrap();
-        let parked: Value = serde_json::from_str(parked.get()).unwrap();
+        let parked: serde_json::Value = serde_json::from_str(parked.get()).unwrap();
         let state = parked["requestState"].as_str().unwrap().to_owned();
         assert_eq!(
             parked["inputRequests"]["input-1"]["method"],
@@ -322,18 +322,12 @@ mod tests {
             .unpark(&state, "prompts/get", "t")
             .err()
             .unwrap();
-        assert!(other["message"]
-            .as_str()
-            .unwrap()
-            .contains("belongs to tools/call of 't'"));
+        assert!(other.message.contains("belongs to tools/call of 't'"));
         // The TTL passes: the call is cancelled (its task dropped) and its state forgotten.
         ended.await.unwrap();
         let gone = gateway.hub.unpark(&state, "tools/call", "t").err().unwrap();
-        assert_eq!(gone["code"], codes::INVALID_PARAMS);
-        assert!(gone["message"]
-            .as_str()
-            .unwrap()
-            .contains("start the call again"));
+        assert_eq!(gone.code, codes::INVALID_PARAMS);
+        assert!(gone.message.contains("start the call again"));
     }
 
     #[tokio::test]
@@ -348,7 +342,7 @@ mod tests {
             )))
             .unwrap_err();
         assert_eq!(
-            refused["data"]["violations"][0],
+            refused.to_value()["data"]["violations"][0],
             "$.n: got string, want integer"
         );
         assert_eq!(call.pending.len(), 1, "still waiting for a valid answer");

@@ -39,7 +39,8 @@ pub(crate) async fn ask(
             Err(error(
                 codes::INTERNAL_ERROR,
                 format!("the client did not answer {method}: its request ended or lapsed"),
-            ))
+            )
+            .to_value())
         }
     };
     if questions.send(question).is_err() {

@@ -12,6 +12,7 @@
 //! or above). Both are applied again to a server that restarts.
 
 use mcpclient::codes;
+use mcpclient::ErrorObject;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -35,7 +36,7 @@ use mcpclient::codes::error;
 const DEFAULT_LEVEL: &str = "info";
 
 /// `params` as members; `{}` when absent.
-fn members(params: Option<&RawValue>) -> Result<RawParams, Value> {
+fn members(params: Option<&RawValue>) -> Result<RawParams, ErrorObject> {
     match params {
         None => Ok(RawParams::default()),
         Some(raw) => RawParams::parse(raw)
@@ -195,7 +196,7 @@ impl Hub {
         }
     }
 
-    async fn route_prompt(self: &Arc<Self>, name: Option<String>) -> Result<Route, Value> {
+    async fn route_prompt(self: &Arc<Self>, name: Option<String>) -> Result<Route, ErrorObject> {
         let name = name.unwrap_or_default();
         if let Some(route) = self.catalog().prompt_routes.get(&name) {
             return Ok(route.clone());
@@ -211,7 +212,7 @@ impl Hub {
     /// The server of resource `uri`: the one that listed it or a template that matches it;
     /// else, when exactly one running server offers resources, that one (a server may serve
     /// URIs it does not list), which then answers for itself.
-    async fn route_resource(self: &Arc<Self>, uri: &str) -> Result<usize, Value> {
+    async fn route_resource(self: &Arc<Self>, uri: &str) -> Result<usize, ErrorObject> {
         if let Some(upstream) = self.catalog().resource_server(uri) {
             return Ok(upstream);
         }
@@ -225,10 +226,11 @@ impl Hub {
         });
         match (offering.next(), offering.next()) {
             (Some(only), None) => Ok(only.index),
-            _ => Err(
-                json!({"code": codes::LEGACY_RESOURCE_NOT_FOUND, "message": format!("resource not found: no server offers {uri}"),
-                "data": {"uri": uri}}),
-            ),
+            _ => Err(codes::error(
+                codes::LEGACY_RESOURCE_NOT_FOUND,
+                format!("resource not found: no server offers {uri}"),
+            )
+            .with_data(json!({"uri": uri}))),
         }
     }
 
@@ -280,7 +282,7 @@ impl Hub {
     /// Where tool `exposed` is: in the catalog; else, for a tool whose server is restarting,
     /// once the server is back (bounded: the error then names the server and its state); else
     /// after the servers still starting have listed.
-    async fn route_tool(self: &Arc<Self>, exposed: &str) -> Result<Route, Value> {
+    async fn route_tool(self: &Arc<Self>, exposed: &str) -> Result<Route, ErrorObject> {
         if let Some(route) = self.catalog().tool_routes.get(exposed) {
             return Ok(route.clone());
         }
@@ -430,7 +432,7 @@ impl Hub {
 
     /// The error for a request to server `index` that failed; a failure of the transport
     /// (a refused connection, no answer in time) makes the supervisor probe the server.
-    fn failed(&self, index: usize, error: &ClientError) -> Value {
+    fn failed(&self, index: usize, error: &ClientError) -> ErrorObject {
         if matches!(
             error,
             ClientError::Rpc(RpcError::Transport(_) | RpcError::Timeout { .. } | RpcError::Closed)
@@ -457,9 +459,11 @@ impl Hub {
                 if hints.iter().any(Option::is_some) {
                     data["hints"] = json!(hints);
                 }
-                Err(json!({"code": codes::INVALID_PARAMS,
-                    "message": format!("invalid arguments for tool '{tool}': {first}"),
-                    "data": data}))
+                Err(codes::error(
+                    codes::INVALID_PARAMS,
+                    format!("invalid arguments for tool '{tool}': {first}"),
+                )
+                .with_data(data))
             }
             InvalidArguments::ToolResult => Ok(raw(&json!({
                 "content": [{"type": "text",

@@ -378,30 +378,42 @@ impl Session {
             Ok(Ok(frame)) => frame,
             Ok(Err(_)) => {
                 withdraw.armed = false;
-                return Err(
-                    json!({"code": codes::INTERNAL_ERROR, "message": "the client's session ended before it answered"}),
-                );
+                return Err(codes::error(
+                    codes::INTERNAL_ERROR,
+                    "the client's session ended before it answered",
+                )
+                .to_value());
             }
             Err(_) => {
-                return Err(json!({"code": codes::INTERNAL_ERROR,
-                    "message": format!("the client did not answer {method} within {timeout:?}")}))
+                return Err(codes::error(
+                    codes::INTERNAL_ERROR,
+                    format!("the client did not answer {method} within {timeout:?}"),
+                )
+                .to_value())
             }
         };
         withdraw.armed = false;
         let values = mcpclient::count_values(frame.text());
         if values > mcpclient::MAX_ARGUMENT_VALUES {
-            return Err(json!({"code": codes::INTERNAL_ERROR, "message": format!(
-                "the client's answer holds about {values} JSON values, over the {} mcpx reads",
-                mcpclient::MAX_ARGUMENT_VALUES)}));
+            return Err(codes::error(
+                codes::INTERNAL_ERROR,
+                format!(
+                    "the client's answer holds about {values} JSON values, over the {} mcpx reads",
+                    mcpclient::MAX_ARGUMENT_VALUES
+                ),
+            )
+            .to_value());
         }
         let mut answer = frame.value().unwrap_or(Value::Null);
         let error = answer.get("error").cloned();
         match (answer.get_mut("result"), error) {
             (Some(result), None) => Ok(result.take()),
             (None, Some(error)) => Err(error),
-            _ => Err(
-                json!({"code": codes::INTERNAL_ERROR, "message": "the client's answer is not a JSON-RPC response"}),
-            ),
+            _ => Err(codes::error(
+                codes::INTERNAL_ERROR,
+                "the client's answer is not a JSON-RPC response",
+            )
+            .to_value()),
         }
     }
 
@@ -424,8 +436,7 @@ impl Session {
             let Ok(raw_id) = serde_json::value::RawValue::from_string(id.clone()) else {
                 continue;
             };
-            let error = json!({"code": codes::INTERNAL_ERROR, "message": why});
-            let error = serde_json::value::to_raw_value(&error).expect("a Value serializes");
+            let error = codes::error(codes::INTERNAL_ERROR, why).to_raw();
             self.outbox
                 .finish(&id, Some(Frame::response(&raw_id, Err(&error))));
         }

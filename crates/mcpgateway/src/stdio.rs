@@ -14,8 +14,8 @@ use mcpclient::codes;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use mcpclient::{gather, write_frames, Frame, FrameReader, TransportError};
-use serde_json::json;
+use crate::wire::{null_id, response};
+use mcpclient::{gather, write_frames, Decoded, Frame, FrameReader, TransportError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, Notify};
 
@@ -84,20 +84,21 @@ impl Outbox for StdioOutbox {
 /// Requests read while the session's in-flight requests are at their limit, in order.
 #[derive(Default)]
 struct Held {
-    frames: std::collections::VecDeque<Frame>,
+    /// Each request, and the size of the frame it came in.
+    frames: std::collections::VecDeque<(Decoded, usize)>,
     bytes: usize,
 }
 
 impl Held {
-    fn push(&mut self, frame: Frame) {
-        self.bytes += frame.text().len();
-        self.frames.push_back(frame);
+    fn push(&mut self, request: Decoded, size: usize) {
+        self.bytes += size;
+        self.frames.push_back((request, size));
     }
 
-    fn pop(&mut self) -> Option<Frame> {
-        let frame = self.frames.pop_front()?;
-        self.bytes -= frame.text().len();
-        Some(frame)
+    fn pop(&mut self) -> Option<Decoded> {
+        let (request, size) = self.frames.pop_front()?;
+        self.bytes -= size;
+        Some(request)
     }
 }
 
@@ -161,24 +162,20 @@ where
         };
         match frame {
             Ok(frame) => {
-                // Only a front at its limit looks at what the frame is (the gateway decodes it).
+                // Decoded here, once: the gateway takes it as it is.
+                let size = frame.text().len();
+                let message = frame.decode();
                 let pacing = !held.frames.is_empty() || !session.has_room_for_a_request();
-                let is_request = || {
-                    frame
-                        .head()
-                        .is_some_and(|h| h.method.is_some() && h.id().is_some())
-                };
-                if pacing && is_request() {
-                    held.push(frame);
+                if pacing && message.is_request() {
+                    held.push(message, size);
                 } else {
-                    gateway.receive(&session, frame);
+                    gateway.receive(&session, message);
                 }
             }
             Err(TransportError::BadFrame(error)) => {
                 tracing::warn!(%error, "a line from the client that is not a frame");
-                let answer = json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": codes::PARSE_ERROR, "message": format!("parse error: {error}")}});
-                outbox.queue(Frame::from_value(&answer));
+                let answer = codes::error(codes::PARSE_ERROR, format!("parse error: {error}"));
+                outbox.queue(response(null_id(), Err(answer)));
             }
             Err(error) => {
                 failed = Some(std::io::Error::other(error.to_string()));

@@ -216,9 +216,8 @@ pub(crate) async fn supervise<S: Supervisor>(upstream: Arc<Upstream>, gateway: W
         let Some(options) = gateway.upgrade().map(|g| g.client_options(upstream.index)) else {
             return;
         };
-        let started = tokio::time::timeout(START_TIMEOUT, start(&upstream.config, options)).await;
-        let reason = match started {
-            Ok(Ok((running, events))) => {
+        let reason = match start(&upstream.config, options).await {
+            Ok((running, events)) => {
                 let since = Instant::now();
                 let running = Arc::new(running);
                 tracing::info!(server = upstream.name(), "server running");
@@ -235,8 +234,7 @@ pub(crate) async fn supervise<S: Supervisor>(upstream: Arc<Upstream>, gateway: W
                 }
                 reason
             }
-            Ok(Err(reason)) => reason,
-            Err(_) => format!("did not start within {START_TIMEOUT:?}"),
+            Err(error) => error.to_string(),
         };
         tracing::warn!(server = upstream.name(), %reason, retry_in = ?backoff, "server down");
         match gateway.upgrade() {
@@ -248,18 +246,39 @@ pub(crate) async fn supervise<S: Supervisor>(upstream: Arc<Upstream>, gateway: W
     }
 }
 
-/// Connects (see [`mcpclient::connect`]), and lists what the server offers.
+/// Why a server did not start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    /// It could not be reached, or the handshake failed.
+    #[error(transparent)]
+    Connect(#[from] mcpclient::ConnectError),
+    /// Its tool list could not be had.
+    #[error("listing its tools failed: {0}")]
+    Tools(#[from] ClientError),
+    /// Connecting and listing took longer than [`START_TIMEOUT`].
+    #[error("did not start within {START_TIMEOUT:?}")]
+    Timeout,
+}
+
+/// Connects (see [`mcpclient::connect`]), and lists what the server offers, all within
+/// [`START_TIMEOUT`].
 pub(crate) async fn start(
     config: &UpstreamConfig,
     options: ClientOptions,
-) -> Result<(Running, mpsc::Receiver<Event>), String> {
-    let failed = |e: &dyn std::fmt::Display| e.to_string();
+) -> Result<(Running, mpsc::Receiver<Event>), StartError> {
+    tokio::time::timeout(START_TIMEOUT, connect_and_list(config, options))
+        .await
+        .unwrap_or(Err(StartError::Timeout))
+}
+
+async fn connect_and_list(
+    config: &UpstreamConfig,
+    options: ClientOptions,
+) -> Result<(Running, mpsc::Receiver<Event>), StartError> {
     let Connected { client, events, .. } =
-        mcpclient::connect(&config.transport, options, Spawn::Grouped, START_TIMEOUT)
-            .await
-            .map_err(|e| failed(&e))?;
+        mcpclient::connect(&config.transport, options, Spawn::Grouped, START_TIMEOUT).await?;
     if offers(&client, "tools") {
-        client.list_tools().await.map_err(|e| failed(&e))?;
+        client.list_tools().await?;
     }
     let lists = list_others(&client).await;
     let (flush, flushes) = mpsc::unbounded_channel();

@@ -3,12 +3,12 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use mcpclient::Frame;
+use mcpclient::{ErrorObject, Frame};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// A request's result as JSON, or its error.
-pub(crate) type Answer = Result<Box<RawValue>, Value>;
+pub(crate) type Answer = Result<Box<RawValue>, ErrorObject>;
 
 /// `value` as JSON text for an answer.
 pub(crate) fn raw(value: &Value) -> Box<RawValue> {
@@ -25,7 +25,7 @@ pub(crate) fn null_id() -> &'static RawValue {
 pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
     match answer {
         Ok(result) => Frame::response(id, Ok(&result)),
-        Err(error) => Frame::response(id, Err(&raw(&error))),
+        Err(error) => Frame::response(id, Err(&error.to_raw())),
     }
 }
 

@@ -309,7 +309,7 @@ impl mcpclient::SamplingHandler for Paris {
         &'a self,
         _params: &'a serde_json::Value,
         _during: Option<&'a str>,
-    ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::HandlerError>> {
+    ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::ErrorObject>> {
         Box::pin(async {
             Ok(
                 json!({"role": "assistant", "content": {"type": "text", "text": "Paris"},

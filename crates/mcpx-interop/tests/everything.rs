@@ -131,7 +131,7 @@ impl mcpclient::SamplingHandler for Llm {
         &'a self,
         params: &'a serde_json::Value,
         _during: Option<&'a str>,
-    ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::HandlerError>> {
+    ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::ErrorObject>> {
         let asked = params["messages"][0]["content"]["text"]
             .as_str()
             .unwrap_or_default()
@@ -152,7 +152,7 @@ impl mcpclient::RootsHandler for Folders {
         &'a self,
         _params: &'a serde_json::Value,
         _during: Option<&'a str>,
-    ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::HandlerError>> {
+    ) -> mcpclient::BoxFuture<'a, Result<serde_json::Value, mcpclient::ErrorObject>> {
         Box::pin(async {
             Ok(json!({"roots": [{"uri": "file:///work/project", "name": "project"}]}))
         })

@@ -270,7 +270,9 @@ async fn call(connection: &Connection, load: &Load, i: usize, tally: &Tally) {
                 ))
             }
         }
-        (Call::Invalid, Err(RpcError::Remote { code: -32602, .. })) => Ok(()),
+        (Call::Invalid, Err(RpcError::Remote(mcpclient::ErrorObject { code: -32602, .. }))) => {
+            Ok(())
+        }
         (Call::Drifting, Ok(response))
             if response.result_text() == mcpx_fixture::DRIFTING_RESULT =>
         {

@@ -284,12 +284,16 @@ async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
     // new sessions never ends the busy one.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let mut opened = 0;
-    for _ in 0..50 {
-        if raw.initialize("table").await.status() == 200 {
-            opened += 1;
-        }
+    while raw.initialize("table").await.status() == 200 {
+        opened += 1;
+        assert!(opened <= 2, "more than the two idle sessions' places");
     }
     assert_eq!(opened, 2, "the two idle sessions' places, and no more");
+    // The flood goes on (the sessions just opened may go idle and be replaced on a slow
+    // machine, which is the rule): it never ends the busy one.
+    for _ in 0..48 {
+        raw.initialize("table").await;
+    }
     let answer = call.await.unwrap();
     assert!(
         answer.contains(r#""id":1"#) && answer.contains("slept"),

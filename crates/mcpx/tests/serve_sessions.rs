@@ -16,7 +16,7 @@ use std::sync::Arc;
 use common::{config, spec};
 use mcpclient::{
     BoxFuture, CallOptions, Client, ClientOptions, ElicitationAnswer, ElicitationHandler,
-    ElicitationRequest, HandlerError, Handlers, HttpConfig, HttpTransport, Protocol,
+    ElicitationRequest, ErrorObject, Handlers, HttpConfig, HttpTransport, Protocol,
     SamplingHandler,
 };
 use mcpspec::Recording;
@@ -50,7 +50,7 @@ impl SamplingHandler for Named {
         &'a self,
         _params: &'a Value,
         _during: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Value, HandlerError>> {
+    ) -> BoxFuture<'a, Result<Value, ErrorObject>> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let name = self.name;
         Box::pin(async move {

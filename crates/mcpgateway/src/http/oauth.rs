@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use mcpclient::{Frame, Message};
+use mcpclient::{Decoded, Frame, RawParams};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -95,32 +95,24 @@ impl Protection {
 
     /// A 403 for a `tools/call` in `frame` (one request or a batch) of a tool `grant` lacks the
     /// scope for.
-    pub(super) fn refuse_call(&self, grant: &Grant, frame: &Frame) -> Option<Response> {
+    pub(super) fn refuse_call(&self, grant: &Grant, message: &Decoded) -> Option<Response> {
         if self.auth().tool_scopes.is_empty() {
             return None;
         }
-        let refusal = |message: Message<'_>| {
-            let Message::Request { id, method, params } = message else {
+        message.each().iter().find_map(|message| {
+            let Decoded::Request { id, method, params } = message else {
                 return None;
             };
             if method != "tools/call" {
                 return None;
             }
-            let params: Value = serde_json::from_str(params?.get()).ok()?;
-            let tool = params.get("name")?.as_str()?;
-            let scope = self.auth().missing_tool_scope(grant, tool)?;
+            let tool = RawParams::parse(params.as_deref()?).ok()?.get_str("name")?;
+            let scope = self.auth().missing_tool_scope(grant, &tool)?;
             Some(challenge(
                 Challenge::insufficient(&[scope], &self.metadata_url),
                 Some(id.get()),
             ))
-        };
-        match frame.message() {
-            Message::Batch(elements) => elements
-                .iter()
-                .filter_map(|e| Frame::parse(e.get()).ok())
-                .find_map(|f| refusal(f.message())),
-            message => refusal(message),
-        }
+        })
     }
 
     /// `frames`, with the tools `grant` may not see taken out of `tools/list` answers, when
@@ -128,18 +120,13 @@ impl Protection {
     pub(super) fn filter_lists(
         self: &std::sync::Arc<Self>,
         grant: &Grant,
-        frame: &Frame,
+        message: &Decoded,
         frames: mpsc::UnboundedReceiver<ToClient>,
     ) -> mpsc::UnboundedReceiver<ToClient> {
-        let lists =
-            |m: Message<'_>| matches!(m, Message::Request { method, .. } if method == "tools/list");
-        let has_list = match frame.message() {
-            Message::Batch(elements) => elements
-                .iter()
-                .filter_map(|e| Frame::parse(e.get()).ok())
-                .any(|f| lists(f.message())),
-            message => lists(message),
-        };
+        let has_list = message
+            .each()
+            .iter()
+            .any(|m| m.is_request() && m.method() == Some("tools/list"));
         if self.auth().tool_scopes.is_empty() || !has_list {
             return frames;
         }

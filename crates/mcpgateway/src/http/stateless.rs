@@ -16,9 +16,8 @@ use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use mcpclient::{Frame, Message, RawParams};
+use mcpclient::{Decoded, ErrorObject, RawParams};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{
@@ -54,47 +53,45 @@ fn mismatch(id: &str, message: String) -> Refusal {
 }
 
 impl Front {
-    /// Answers `frame` when it is a modern POST (`modern_header`: its `MCP-Protocol-Version`
-    /// is modern); `None` when it is not, for the legacy path.
+    /// Answers `message` when it is a modern POST (`modern_header`: its `MCP-Protocol-Version`
+    /// is modern); gives it back when it is not, for the legacy path.
     pub(super) async fn modern_post(
         &self,
         headers: &HeaderMap,
-        frame: &Frame,
+        message: Decoded,
         modern_header: bool,
         grant: Option<&Grant>,
-    ) -> Option<Response> {
-        let (id, method, params) = match frame.message() {
-            Message::Request { id, method, params } => (id, method, params),
+    ) -> Result<Response, Decoded> {
+        let (id, method, params) = match &message {
+            Decoded::Request { id, method, params } => (id, method, params.as_deref()),
             // 2026-07-28 has no client notifications or responses over HTTP: taken, dropped.
-            Message::Notification { .. } | Message::Response { .. } if modern_header => {
-                return Some(StatusCode::ACCEPTED.into_response())
+            Decoded::Notification { .. } | Decoded::Response { .. } if modern_header => {
+                return Ok(StatusCode::ACCEPTED.into_response())
             }
-            Message::Batch(_) if modern_header => {
-                return Some(
-                    Refusal::new(
-                        StatusCode::BAD_REQUEST,
-                        "invalid request: 2026-07-28 has no batches",
-                    )
-                    .into_response(),
+            Decoded::Batch(_) if modern_header => {
+                return Ok(Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid request: 2026-07-28 has no batches",
                 )
+                .into_response())
             }
-            _ => return None,
+            _ => return Err(message),
         };
-        if !modern_header && !modern::is_modern(&method, params) {
-            return None;
+        if !modern_header && !modern::is_modern(method, params) {
+            return Err(message);
         }
-        let id = id.get();
-        if let Err(refusal) = check_headers(headers, id, &method, params) {
-            return Some(refusal.into_response());
+        let id = id.get().to_owned();
+        if let Err(refusal) = check_headers(headers, &id, method, params) {
+            return Ok(refusal.into_response());
         }
         let streams = Arc::new(Streams::default());
         let session = self.gateway.open_session(HttpOutbox(streams.clone()));
         let ending = Ending(self.gateway.clone(), session.clone());
         let (stream, frames) = mpsc::unbounded_channel();
-        lock(&streams.requests).insert(id.to_owned(), stream);
-        let frames = self.scoped(grant, frame, frames);
-        self.gateway.receive(&session, frame.clone());
-        Some(if accepts_sse(headers) {
+        lock(&streams.requests).insert(id, stream);
+        let frames = self.scoped(grant, &message, frames);
+        self.gateway.receive(&session, message);
+        Ok(if accepts_sse(headers) {
             sse_unless_answered_at_once(frames, ending).await
         } else {
             let answer = json_answer(frames).await;
@@ -114,7 +111,7 @@ fn check_headers(
     same(headers, id, METHOD_HEADER, "Mcp-Method", method)?;
     let checked = modern::check(params);
     if let Err(error) = &checked {
-        if error["code"] != codes::UNSUPPORTED_PROTOCOL_VERSION {
+        if error.code != codes::UNSUPPORTED_PROTOCOL_VERSION {
             return Err(answer_error(StatusCode::BAD_REQUEST, id, error.clone()));
         }
     }
@@ -181,11 +178,7 @@ fn same(headers: &HeaderMap, id: &str, name: &str, label: &str, body: &str) -> R
     }
 }
 
-/// A refusal carrying the gateway's error object (code, message, data) for request `id`.
-fn answer_error(status: StatusCode, id: &str, error: Value) -> Refusal {
-    let code = error["code"].as_i64().unwrap_or(codes::INVALID_REQUEST);
-    let message = error["message"].as_str().unwrap_or_default().to_owned();
-    let mut refusal = refused(status, code, id, message);
-    refusal.data = error.get("data").cloned().map(Box::new);
-    refusal
+/// A refusal carrying the gateway's error object for request `id`.
+fn answer_error(status: StatusCode, id: &str, error: ErrorObject) -> Refusal {
+    Refusal::with_error(status, error).for_request(id)
 }

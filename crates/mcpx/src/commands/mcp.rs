@@ -333,11 +333,8 @@ pub(crate) fn call(
                 }
                 return Ok(ExitCode::from(EXIT_NO));
             }
-            Err(ClientError::Rpc(RpcError::Remote { code, message, .. })) => {
-                eprintln!(
-                    "{}: the server answered error {code}: {message}",
-                    style::error("mcpx")
-                );
+            Err(ClientError::Rpc(RpcError::Remote(error))) => {
+                eprintln!("{}: the server answered {error}", style::error("mcpx"));
                 return Ok(ExitCode::from(EXIT_NO));
             }
             Err(err) => return Err(err.into()),
