@@ -21,6 +21,7 @@ fn variants() -> Vec<(String, Options)> {
     let zero = Weights {
         name: 0,
         server: 0,
+        lead: 0,
         description: 0,
         argument_names: 0,
         argument_descriptions: 0,
@@ -136,6 +137,7 @@ fn variants() -> Vec<(String, Options)> {
             weights(Weights {
                 name: 1,
                 server: 1,
+                lead: 0,
                 description: 1,
                 argument_names: 1,
                 argument_descriptions: 1,
@@ -180,7 +182,28 @@ fn variants() -> Vec<(String, Options)> {
         ("k1 = 1.2 (the usual default)", Options { k1: 1.2, ..d }),
         ("k1 = 3.0", Options { k1: 3.0, ..d }),
     ];
+    let mut rows = rows;
+    let extra: Vec<(String, Options)> = explore(d);
+    let mut rows: Vec<(String, Options)> = rows.drain(..).map(|(l, o)| (l.to_owned(), o)).collect();
+    if std::env::var_os("EXPLORE").is_some() {
+        rows.truncate(1);
+        rows.extend(extra);
+    }
+    return rows;
     rows.into_iter().map(|(l, o)| (l.to_owned(), o)).collect()
+}
+
+fn explore(d: Options) -> Vec<(String, Options)> {
+    let mut out = Vec::new();
+    for lead in [0, 1, 2, 3] {
+        for desc in [1, 2] {
+            for nc in [0.2, 0.4] {
+                let weights = Weights { lead, description: desc, ..d.weights };
+                out.push((format!("lead {lead} desc {desc} names {nc}"), Options { weights, name_coverage: nc, ..d }));
+            }
+        }
+    }
+    out
 }
 
 fn tokens(bpe: &CoreBPE, text: &str) -> usize {
@@ -214,7 +237,6 @@ fn main() {
         );
         if label == "default" && std::env::var_os("MISSES").is_some() {
             let missed = r.misses.iter().map(|m| (&tasks, m));
-            let missed = missed.chain(h.misses.iter().map(|m| (&held_out, m)));
             for (tasks, (i, hits)) in missed {
                 let got: Vec<String> = hits
                     .iter()

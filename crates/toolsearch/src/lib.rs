@@ -13,6 +13,7 @@
 mod document;
 mod exposed;
 mod index;
+mod signals;
 mod synonyms;
 mod tokens;
 
