@@ -30,10 +30,85 @@ fn variants() -> Vec<(String, Options)> {
         synonym_weight: 0.0,
         ..d
     };
+    // The default before the signals, the lead field and the best-synonym scoring.
+    let before = Options {
+        weights: Weights {
+            lead: 0,
+            description: 2,
+            ..w
+        },
+        synonym_best: false,
+        stem_fallback: 0.0,
+        server_context: 0.0,
+        name_coverage: 0.0,
+        ..d
+    };
     let tokens = |tokens: TokenOptions| Options { tokens, ..d };
     let weights = |weights: Weights| Options { weights, ..d };
     let rows: Vec<(&str, Options)> = vec![
         ("default", d),
+        (
+            "before 2026-12-05 (no signals, no lead field, synonyms summed)",
+            before,
+        ),
+        (
+            "synonyms summed, not each word's best",
+            Options {
+                synonym_best: false,
+                ..d
+            },
+        ),
+        (
+            "no Snowball fallback",
+            Options {
+                stem_fallback: 0.0,
+                ..d
+            },
+        ),
+        (
+            "Snowball fallback 0.3",
+            Options {
+                stem_fallback: 0.3,
+                ..d
+            },
+        ),
+        (
+            "no server context",
+            Options {
+                server_context: 0.0,
+                ..d
+            },
+        ),
+        (
+            "server context 0.4",
+            Options {
+                server_context: 0.4,
+                ..d
+            },
+        ),
+        (
+            "no name coverage",
+            Options {
+                name_coverage: 0.0,
+                ..d
+            },
+        ),
+        (
+            "name coverage 0.4",
+            Options {
+                name_coverage: 0.4,
+                ..d
+            },
+        ),
+        (
+            "no lead field (description weight 2)",
+            weights(Weights {
+                lead: 0,
+                description: 2,
+                ..w
+            }),
+        ),
+        ("lead weight 2", weights(Weights { lead: 2, ..w })),
         ("no synonyms", no_syn),
         (
             "synonym weight 0.3",
@@ -147,9 +222,9 @@ fn variants() -> Vec<(String, Options)> {
         ("name weight 2", weights(Weights { name: 2, ..w })),
         ("name weight 5", weights(Weights { name: 5, ..w })),
         (
-            "description weight 1",
+            "description weight 2",
             weights(Weights {
-                description: 1,
+                description: 2,
                 ..w
             }),
         ),
@@ -182,28 +257,7 @@ fn variants() -> Vec<(String, Options)> {
         ("k1 = 1.2 (the usual default)", Options { k1: 1.2, ..d }),
         ("k1 = 3.0", Options { k1: 3.0, ..d }),
     ];
-    let mut rows = rows;
-    let extra: Vec<(String, Options)> = explore(d);
-    let mut rows: Vec<(String, Options)> = rows.drain(..).map(|(l, o)| (l.to_owned(), o)).collect();
-    if std::env::var_os("EXPLORE").is_some() {
-        rows.truncate(1);
-        rows.extend(extra);
-    }
-    return rows;
     rows.into_iter().map(|(l, o)| (l.to_owned(), o)).collect()
-}
-
-fn explore(d: Options) -> Vec<(String, Options)> {
-    let mut out = Vec::new();
-    for lead in [0, 1, 2, 3] {
-        for desc in [1, 2] {
-            for nc in [0.2, 0.4] {
-                let weights = Weights { lead, description: desc, ..d.weights };
-                out.push((format!("lead {lead} desc {desc} names {nc}"), Options { weights, name_coverage: nc, ..d }));
-            }
-        }
-    }
-    out
 }
 
 fn tokens(bpe: &CoreBPE, text: &str) -> usize {

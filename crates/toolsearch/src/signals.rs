@@ -9,9 +9,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bm25::{EmbedderBuilder, Scorer};
+use bm25::EmbedderBuilder;
 
 use crate::document::{Document, Field};
+use crate::postings::Postings;
 use crate::tokens::{TokenOptions, Tokenizer};
 
 /// How many times a server's name is repeated in its document: a server has dozens of tools'
@@ -22,7 +23,7 @@ const SERVER_NAME_REPEAT: usize = 3;
 pub(crate) struct Servers {
     /// Each tool's server, an index into the scorer's documents.
     of_tool: Vec<usize>,
-    scorer: Scorer<usize, u32>,
+    postings: Postings,
 }
 
 impl Servers {
@@ -53,29 +54,22 @@ impl Servers {
         .k1(k1)
         .b(b)
         .build();
-        let mut scorer = Scorer::new();
-        for (id, text) in corpus.iter().enumerate() {
-            scorer.upsert(&id, embedder.embed(text));
-        }
-        Servers { of_tool, scorer }
+        let postings = Postings::new(corpus.iter().map(|text| embedder.embed(text)));
+        Servers { of_tool, postings }
     }
 
-    /// Each tool's server score for the weighted query embeddings, divided by the best server's
-    /// (all 0 when no server matches).
-    pub(crate) fn scores(&self, queries: &[(f32, bm25::Embedding<u32>)]) -> Vec<f32> {
-        let mut by_server: HashMap<usize, f32> = HashMap::new();
-        for (weight, q) in queries {
-            for m in self.scorer.matches(q) {
-                *by_server.entry(m.id).or_default() += weight * m.score;
-            }
+    /// Each tool's server score for the weighted query terms, divided by the best server's (all
+    /// 0 when no server matches).
+    pub(crate) fn scores(&self, queries: &[(f32, &[String])]) -> Vec<f32> {
+        let servers = self.of_tool.iter().max().map_or(0, |m| m + 1);
+        let mut by_server = vec![0.0f32; servers];
+        for (weight, terms) in queries {
+            self.postings.add(terms, *weight, &mut by_server);
         }
-        let best = by_server.values().copied().fold(0.0, f32::max);
+        let best = by_server.iter().copied().fold(0.0, f32::max);
         self.of_tool
             .iter()
-            .map(|s| match by_server.get(s) {
-                Some(score) if best > 0.0 => score / best,
-                _ => 0.0,
-            })
+            .map(|&s| if best > 0.0 { by_server[s] / best } else { 0.0 })
             .collect()
     }
 }
@@ -139,5 +133,62 @@ impl Names {
         } else {
             0.0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn documents(tools: &[(&str, serde_json::Value)]) -> Vec<Document> {
+        tools
+            .iter()
+            .filter_map(|(s, t)| Document::read(s, t))
+            .collect()
+    }
+
+    #[test]
+    fn servers_score_by_their_tools_words_relative_to_the_best() {
+        let docs = documents(&[
+            (
+                "db",
+                json!({"name": "find", "description": "Find documents in a collection."}),
+            ),
+            ("db", json!({"name": "count"})),
+            (
+                "web",
+                json!({"name": "fetch", "description": "Fetch a page."}),
+            ),
+        ]);
+        let servers = Servers::build(&docs, TokenOptions::default(), 2.0, 0.75);
+        let tokenizer = Tokenizer::new(TokenOptions::default());
+        let terms = tokenizer.terms("collection");
+        assert_eq!(servers.scores(&[(1.0, terms.as_slice())]), [1.0, 1.0, 0.0]);
+        assert_eq!(servers.scores(&[(1.0, &[])]), [0.0; 3]);
+    }
+
+    #[test]
+    fn name_coverage_weighs_rare_name_terms_more() {
+        let docs = documents(&[
+            ("s", json!({"name": "take_screenshot"})),
+            ("s", json!({"name": "take_snapshot"})),
+            ("s", json!({"name": "take_note"})),
+            ("s", json!({"name": "x"})),
+        ]);
+        let tokenizer = Tokenizer::new(TokenOptions::default());
+        let names = Names::build(&docs, &tokenizer);
+        let set = |words: &[&'static str]| words.iter().copied().collect::<HashSet<&str>>();
+        let none = set(&[]);
+        assert_eq!(
+            names.coverage(0, &set(&["take", "screenshot"]), &none, 0.5),
+            1.0
+        );
+        let rare = names.coverage(0, &set(&["screenshot"]), &none, 0.5);
+        let common = names.coverage(0, &set(&["take"]), &none, 0.5);
+        assert!(rare > 0.5 && common < 0.5 && (rare + common - 1.0).abs() < 1e-6);
+        let by_synonym = names.coverage(0, &none, &set(&["screenshot"]), 0.5);
+        assert!((by_synonym - rare * 0.5).abs() < 1e-6);
+        assert_eq!(names.coverage(3, &set(&["take"]), &none, 0.5), 0.0);
     }
 }
