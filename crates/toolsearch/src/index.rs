@@ -120,6 +120,8 @@ pub struct Options {
 }
 
 impl Default for Options {
+    /// Chosen on the fixture's tuning tasks alone (`tasks.tsv`); BENCHMARKS.md gives each
+    /// choice's recall there and on the held-out tasks.
     fn default() -> Self {
         Options {
             tokens: TokenOptions::default(),
