@@ -20,15 +20,18 @@ pub const MAX_FIELD_BYTES: usize = 16 * 1024;
 pub(crate) enum Field {
     Name,
     Server,
+    /// The description's first sentence.
+    Lead,
     Description,
     ArgumentNames,
     ArgumentDescriptions,
 }
 
 impl Field {
-    pub(crate) const ALL: [Field; 5] = [
+    pub(crate) const ALL: [Field; 6] = [
         Field::Name,
         Field::Server,
+        Field::Lead,
         Field::Description,
         Field::ArgumentNames,
         Field::ArgumentDescriptions,
@@ -79,6 +82,7 @@ impl Document {
         let fields = [
             cut(name_field),
             cut(server.to_owned()),
+            lead(&description).to_owned(),
             cut(description.clone()),
             arg_names,
             arg_descriptions,
@@ -95,6 +99,18 @@ impl Document {
     pub(crate) fn field(&self, field: Field) -> &str {
         &self.fields[field as usize]
     }
+}
+
+/// The first sentence of `description` (up to a `. ` or a line end), at most
+/// [`MAX_FIELD_BYTES`]: what the tool does, before the usage notes and examples.
+fn lead(description: &str) -> &str {
+    let text = description.trim_start();
+    let end = [text.find(". "), text.find(".\n"), text.find('\n')]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(text.len());
+    head(&text[..end], MAX_FIELD_BYTES)
 }
 
 fn properties(schema: &Value) -> Option<&serde_json::Map<String, Value>> {
@@ -161,6 +177,7 @@ mod tests {
         assert_eq!(d.arguments, ["repo", "labels"]);
         assert_eq!(d.field(Field::Name), "create_issue Create issue");
         assert_eq!(d.field(Field::Server), "github");
+        assert_eq!(d.field(Field::Lead), "Open a new issue.");
         assert_eq!(d.field(Field::ArgumentNames), "repo labels color");
         assert_eq!(
             d.field(Field::ArgumentDescriptions),

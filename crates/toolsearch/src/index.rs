@@ -1,17 +1,22 @@
-//! The index: tools scored by BM25 (the `bm25` crate's scorer), either as BM25F (each tool one
-//! document in which every field's text is repeated as often as its weight: term frequencies add
-//! up across fields before they saturate, and the tool's whole length normalizes them) or as a
-//! weighted sum of one BM25 per field. BM25F is the default: it ranked better on the real-tools
-//! fixture (BENCHMARKS.md). Built once from a tool list; a changed list builds a new index (a
-//! few milliseconds for hundreds of tools), so no update path can drift from a fresh build.
+//! The index: tools scored by BM25 (the `bm25` crate's term weights), either as BM25F (each tool
+//! one document in which every field's text is repeated as often as its weight: term frequencies
+//! add up across fields before they saturate, and the tool's whole length normalizes them) or as
+//! a weighted sum of one BM25 per field. BM25F is the default: it ranked better on the real-tools
+//! fixture (BENCHMARKS.md). A second BM25F over Snowball stems adds to the first; the sum,
+//! divided by the best tool's, then gets the server context and the name coverage (`signals`).
+//! Built once from a tool list; a changed list builds a new index (about half a second for the
+//! fixture's 485 tools, release build), so no update path can drift from a fresh build.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
-use bm25::{Embedder, EmbedderBuilder, Scorer};
+use bm25::EmbedderBuilder;
 use serde_json::Value;
 
 use crate::document::{Document, Field};
-use crate::tokens::{head, TokenOptions, Tokenizer};
+use crate::postings::Postings;
+use crate::signals::{Names, Servers};
+use crate::synonyms::{Query, Synonyms};
+use crate::tokens::{head, Stem, TokenOptions, Tokenizer};
 
 /// The most hits one search returns, whatever limit is asked for.
 pub const MAX_LIMIT: usize = 50;
@@ -34,6 +39,9 @@ pub struct Weights {
     pub name: u8,
     /// The server's name.
     pub server: u8,
+    /// The description's first sentence (what the tool does, before usage notes and examples),
+    /// on top of its place in the whole description.
+    pub lead: u8,
     /// The tool's description.
     pub description: u8,
     /// Argument names (top level and nested).
@@ -47,6 +55,7 @@ impl Weights {
         let w = match field {
             Field::Name => self.name,
             Field::Server => self.server,
+            Field::Lead => self.lead,
             Field::Description => self.description,
             Field::ArgumentNames => self.argument_names,
             Field::ArgumentDescriptions => self.argument_descriptions,
@@ -61,7 +70,8 @@ impl Default for Weights {
         Weights {
             name: 3,
             server: 2,
-            description: 2,
+            lead: 1,
+            description: 1,
             argument_names: 1,
             argument_descriptions: 1,
         }
@@ -95,9 +105,23 @@ pub struct Options {
     pub b: f32,
     /// How much a query's synonyms count against its own words (0: synonyms off).
     pub synonym_weight: f32,
+    /// Each query word's synonyms count by the one that scores best for a tool, not summed: a
+    /// word of a large group (`show`: get, read, view, display, ...) then weighs no more than a
+    /// word with one synonym.
+    pub synonym_best: bool,
+    /// How much a second BM25 over Snowball-stemmed terms adds to the first (0: off), so
+    /// `deployed` meets `deployment` without the stemmer's over-reach deciding alone.
+    pub stem_fallback: f32,
+    /// How much the server's own score adds, against the best tool's score as 1 (0: off).
+    pub server_context: f32,
+    /// How much the name's coverage by the query adds, against the best tool's score as 1
+    /// (0: off).
+    pub name_coverage: f32,
 }
 
 impl Default for Options {
+    /// Chosen on the fixture's tuning tasks alone (`tasks.tsv`); BENCHMARKS.md gives each
+    /// choice's recall there and on the held-out tasks.
     fn default() -> Self {
         Options {
             tokens: TokenOptions::default(),
@@ -106,6 +130,10 @@ impl Default for Options {
             k1: 2.0,
             b: 0.75,
             synonym_weight: 0.5,
+            synonym_best: true,
+            stem_fallback: 1.0,
+            server_context: 0.2,
+            name_coverage: 0.2,
         }
     }
 }
@@ -129,45 +157,18 @@ pub struct Hit {
 struct Scored {
     /// The multiplier of its scores.
     weight: f32,
-    scorer: Scorer<usize, u32>,
+    postings: Postings,
 }
 
-/// A search index over tool definitions from any number of servers.
-pub struct Index {
-    documents: Vec<Document>,
+/// The tools' BM25 scores under one tokenizer, and the query's terms and synonyms under it.
+struct Lexical {
     scored: Vec<Scored>,
-    /// Embed a query's own terms and its synonyms. Only the terms of a query embedding count in a
-    /// score (not its values), so one embedder of each serves every scorer.
-    queries: Embedder<u32, Tokenizer>,
-    synonyms: Option<(f32, Embedder<u32, Tokenizer>)>,
-    skipped: usize,
+    tokenizer: Tokenizer,
+    synonyms: Synonyms,
 }
 
-impl std::fmt::Debug for Index {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index")
-            .field("tools", &self.documents.len())
-            .field("skipped", &self.skipped)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Index {
-    /// Indexes `tools`, each a server's name and one tool object as the server listed it
-    /// (`name`, `title`, `description`, `inputSchema`, ...). A tool without a string `name` is
-    /// left out and counted in [`Index::skipped`].
-    pub fn build<'a>(
-        tools: impl IntoIterator<Item = (&'a str, &'a Value)>,
-        options: &Options,
-    ) -> Index {
-        let mut documents = Vec::new();
-        let mut skipped = 0;
-        for (server, tool) in tools {
-            match Document::read(server, tool) {
-                Some(d) => documents.push(d),
-                None => skipped += 1,
-            }
-        }
+impl Lexical {
+    fn build(documents: &[Document], tokens: TokenOptions, options: &Options) -> Lexical {
         let corpora: Vec<(f32, Vec<String>)> = match options.combine {
             Combine::Bm25f => {
                 let combined = documents
@@ -198,31 +199,136 @@ impl Index {
         for (weight, texts) in corpora {
             let corpus: Vec<&str> = texts.iter().map(String::as_str).collect();
             let embedder = EmbedderBuilder::<u32, Tokenizer>::with_tokenizer_and_fit_to_corpus(
-                Tokenizer::new(options.tokens),
+                Tokenizer::new(tokens),
                 &corpus,
             )
             .k1(options.k1)
             .b(options.b)
             .build();
-            let mut scorer = Scorer::new();
-            for (id, text) in corpus.iter().enumerate() {
-                scorer.upsert(&id, embedder.embed(text));
-            }
-            scored.push(Scored { weight, scorer });
+            let postings = Postings::new(corpus.iter().map(|text| embedder.embed(text)));
+            scored.push(Scored { weight, postings });
         }
-        let embedder =
-            |t| EmbedderBuilder::<u32, Tokenizer>::with_tokenizer_and_fit_to_corpus(t, &[]).build();
-        let synonyms = (options.synonym_weight > 0.0).then(|| {
+        let tokenizer = Tokenizer::new(tokens);
+        let synonyms = Synonyms::new(&tokenizer);
+        Lexical {
+            scored,
+            tokenizer,
+            synonyms,
+        }
+    }
+
+    fn query(&self, text: &str) -> Query {
+        self.synonyms.query(&self.tokenizer, text)
+    }
+
+    /// Adds `weight` times each matching tool's score for `terms` to `scores`.
+    fn add(&self, terms: &[String], weight: f32, scores: &mut [f32]) {
+        if terms.is_empty() || weight <= 0.0 {
+            return;
+        }
+        for s in &self.scored {
+            s.postings.add(terms, weight * s.weight, scores);
+        }
+    }
+
+    /// Adds `weight` times each tool's score for `query` to `scores`: its own terms, and its
+    /// synonyms at [`Options::synonym_weight`], either all summed or, with
+    /// [`Options::synonym_best`], each own term's best-scoring synonym alone.
+    fn add_scores(&self, query: &Query, weight: f32, options: &Options, scores: &mut [f32]) {
+        self.add(&query.own, weight, scores);
+        let synonym_weight = weight * options.synonym_weight;
+        if synonym_weight <= 0.0 {
+            return;
+        }
+        if !options.synonym_best {
+            self.add(&query.synonym_terms(), synonym_weight, scores);
+            return;
+        }
+        let mut best = vec![0.0f32; scores.len()];
+        let mut one = vec![0.0f32; scores.len()];
+        for members in &query.synonyms {
+            best.iter_mut().for_each(|b| *b = 0.0);
+            for member in members {
+                one.iter_mut().for_each(|o| *o = 0.0);
+                self.add(member, 1.0, &mut one);
+                for (b, o) in best.iter_mut().zip(&one) {
+                    *b = b.max(*o);
+                }
+            }
+            for (s, b) in scores.iter_mut().zip(&best) {
+                *s += synonym_weight * b;
+            }
+        }
+    }
+}
+
+/// A search index over tool definitions from any number of servers.
+pub struct Index {
+    documents: Vec<Document>,
+    lexical: Lexical,
+    /// The BM25 over Snowball-stemmed terms, and its weight.
+    fallback: Option<(f32, Lexical)>,
+    servers: Option<(f32, Servers)>,
+    names: Option<(f32, Names)>,
+    options: Options,
+    skipped: usize,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("tools", &self.documents.len())
+            .field("skipped", &self.skipped)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Index {
+    /// Indexes `tools`, each a server's name and one tool object as the server listed it
+    /// (`name`, `title`, `description`, `inputSchema`, ...). A tool without a string `name` is
+    /// left out and counted in [`Index::skipped`].
+    pub fn build<'a>(
+        tools: impl IntoIterator<Item = (&'a str, &'a Value)>,
+        options: &Options,
+    ) -> Index {
+        let mut documents = Vec::new();
+        let mut skipped = 0;
+        for (server, tool) in tools {
+            match Document::read(server, tool) {
+                Some(d) => documents.push(d),
+                None => skipped += 1,
+            }
+        }
+        let lexical = Lexical::build(&documents, options.tokens, options);
+        let fallback = (options.stem_fallback > 0.0).then(|| {
+            let snowball = TokenOptions {
+                stem: Stem::Snowball,
+                ..options.tokens
+            };
             (
-                options.synonym_weight,
-                embedder(Tokenizer::for_synonyms(options.tokens)),
+                options.stem_fallback,
+                Lexical::build(&documents, snowball, options),
+            )
+        });
+        let servers = (options.server_context > 0.0).then(|| {
+            (
+                options.server_context,
+                Servers::build(&documents, options.tokens, options.k1, options.b),
+            )
+        });
+        let names = (options.name_coverage > 0.0).then(|| {
+            (
+                options.name_coverage,
+                Names::build(&documents, &lexical.tokenizer),
             )
         });
         Index {
             documents,
-            scored,
-            queries: embedder(Tokenizer::new(options.tokens)),
-            synonyms,
+            lexical,
+            fallback,
+            servers,
+            names,
+            options: *options,
             skipped,
         }
     }
@@ -248,20 +354,43 @@ impl Index {
     pub fn search(&self, query: &str, server: Option<&str>, limit: usize) -> Vec<Hit> {
         let query = head(query, MAX_QUERY_BYTES);
         let limit = limit.min(MAX_LIMIT);
-        let mut queries = vec![(1.0, self.queries.embed(query))];
-        if let Some((weight, synonyms)) = &self.synonyms {
-            queries.push((*weight, synonyms.embed(query)));
+        let mut scores = vec![0.0f32; self.documents.len()];
+        let terms = self.lexical.query(query);
+        self.lexical
+            .add_scores(&terms, 1.0, &self.options, &mut scores);
+        if let Some((weight, fallback)) = &self.fallback {
+            fallback.add_scores(&fallback.query(query), *weight, &self.options, &mut scores);
         }
-        let mut scores: HashMap<usize, f32> = HashMap::new();
-        for (query_weight, q) in &queries {
-            for s in &self.scored {
-                for m in s.scorer.matches(q) {
-                    *scores.entry(m.id).or_default() += query_weight * s.weight * m.score;
+        let best = scores.iter().copied().fold(0.0, f32::max);
+        if best > 0.0 {
+            for s in &mut scores {
+                *s /= best;
+            }
+        }
+        let synonym_terms = terms.synonym_terms();
+        if let Some((weight, servers)) = &self.servers {
+            let queries = [
+                (1.0, terms.own.as_slice()),
+                (self.options.synonym_weight, synonym_terms.as_slice()),
+            ];
+            for (s, context) in scores.iter_mut().zip(servers.scores(&queries)) {
+                if *s > 0.0 {
+                    *s += weight * context;
+                }
+            }
+        }
+        if let Some((weight, names)) = &self.names {
+            let own: HashSet<&str> = terms.own.iter().map(String::as_str).collect();
+            let synonyms: HashSet<&str> = synonym_terms.iter().map(String::as_str).collect();
+            for (id, s) in scores.iter_mut().enumerate() {
+                if *s > 0.0 {
+                    *s += weight * names.coverage(id, &own, &synonyms, self.options.synonym_weight);
                 }
             }
         }
         let mut ranked: Vec<(usize, f32)> = scores
             .into_iter()
+            .enumerate()
             .filter(|&(id, score)| {
                 score > 0.0 && server.is_none_or(|s| self.documents[id].server == s)
             })
@@ -406,6 +535,7 @@ mod tests {
     const ONLY_NAMES: Weights = Weights {
         name: 1,
         server: 0,
+        lead: 0,
         description: 0,
         argument_names: 0,
         argument_descriptions: 0,
@@ -489,6 +619,88 @@ mod tests {
             index(&heavy).search("issue", None, 5),
             index(&capped).search("issue", None, 5)
         );
+    }
+
+    fn build(tools: &[(&str, Value)], options: &Options) -> Index {
+        Index::build(tools.iter().map(|(s, v)| (*s, v)), options)
+    }
+
+    fn names(hits: &[Hit]) -> Vec<String> {
+        hits.iter()
+            .map(|h| format!("{}/{}", h.server, h.name))
+            .collect()
+    }
+
+    #[test]
+    fn the_snowball_fallback_meets_other_forms_of_a_word() {
+        let tools = [(
+            "k8s",
+            json!({"name": "rollout", "description": "Manage the deployment of a workload."}),
+        )];
+        let off = Options {
+            stem_fallback: 0.0,
+            ..Options::default()
+        };
+        assert!(build(&tools, &off).search("deployed", None, 5).is_empty());
+        assert_eq!(
+            top(&build(&tools, &Options::default()), "deployed").as_deref(),
+            Some("rollout")
+        );
+    }
+
+    #[test]
+    fn the_server_context_prefers_the_server_whose_tools_speak_the_query() {
+        let tools = [
+            (
+                "web",
+                json!({"name": "count", "description": "Count them."}),
+            ),
+            ("db", json!({"name": "count", "description": "Count them."})),
+            (
+                "db",
+                json!({"name": "find", "description": "Find documents in a collection."}),
+            ),
+        ];
+        let off = Options {
+            server_context: 0.0,
+            ..Options::default()
+        };
+        let query = "count in a collection";
+        let order = |options: &Options| {
+            let hits = names(&build(&tools, options).search(query, None, 5));
+            let at = |n: &str| hits.iter().position(|h| h == n);
+            (at("web/count"), at("db/count"))
+        };
+        let (web, db) = order(&off);
+        assert!(web < db, "equal scores keep the given order");
+        let (web, db) = order(&Options::default());
+        assert!(db < web, "the collection's server first");
+    }
+
+    #[test]
+    fn a_word_with_many_synonyms_counts_once_with_the_best_of_them() {
+        let documents: Vec<Document> = [
+            json!({"name": "a", "description": "get read view"}),
+            json!({"name": "b", "description": "display"}),
+        ]
+        .iter()
+        .filter_map(|t| Document::read("s", t))
+        .collect();
+        let options = Options::default();
+        let lexical = Lexical::build(&documents, options.tokens, &options);
+        let query = lexical.query("show");
+        let scores = |best: bool| {
+            let mut scores = vec![0.0; documents.len()];
+            let options = Options {
+                synonym_best: best,
+                ..options
+            };
+            lexical.add_scores(&query, 1.0, &options, &mut scores);
+            scores
+        };
+        let (best, sum) = (scores(true), scores(false));
+        assert!(best[0] > 0.0 && best[0] < sum[0], "{best:?} {sum:?}");
+        assert_eq!(best[1], sum[1], "one synonym matched: the same either way");
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Search over MCP tool definitions, for a gateway that lists a few search tools instead of
 //! hundreds of servers' tools, and for the CLI's `mcpx tools --search`.
 //!
-//! Lexical ranking: BM25F over five fields of each tool (name and title, server, description,
-//! argument names, argument descriptions) weighted by [`Weights`], scored by the `bm25` crate.
-//! Names are split the way they are written (`get_issue`, `getIssue`, `SERVER__tool`,
-//! `kebab-case`), plurals made singular, and query words expanded with general synonyms (`folder` also
-//! searches `directory`), so "show the issues in this repo" finds `get_issue`.
+//! Lexical ranking: BM25F over six fields of each tool (name and title, server, the description's
+//! first sentence, description, argument names, argument descriptions) weighted by [`Weights`],
+//! with the `bm25` crate's term weights. Names are split the way they are written (`get_issue`,
+//! `getIssue`, `SERVER__tool`, `kebab-case`), plurals made singular (and a second BM25F over
+//! Snowball stems added), and query words expanded with general synonyms (`folder` also searches
+//! `directory`, each word by its best synonym), so "show the issues in this repo" finds
+//! `get_issue`. Two signals beside a tool's own score: its server's score (the server's tools'
+//! words) and how much of its name the query covers.
 //! The measured recall of these choices on real servers' tools is in BENCHMARKS.md.
 //!
 //! [`search_mode_tools`] holds the canonical definitions of the search, describe and call tools.
@@ -13,6 +16,8 @@
 mod document;
 mod exposed;
 mod index;
+mod postings;
+mod signals;
 mod synonyms;
 mod tokens;
 

@@ -6,11 +6,7 @@
 //! (→ base, 64, encode). Terms are lowercased, stop words dropped, and plurals made singular
 //! (or, as a choice, words stemmed with the Snowball English stemmer).
 
-use std::collections::HashMap;
-
 use rust_stemmers::{Algorithm, Stemmer};
-
-use crate::synonyms::GROUPS;
 
 /// Terms longer than this many bytes are cut: a long base64 blob or URL in a description is no
 /// search term, and a bounded term keeps hashing and comparing cheap.
@@ -140,60 +136,19 @@ pub enum Stem {
 pub(crate) struct Tokenizer {
     options: TokenOptions,
     stemmer: Stemmer,
-    /// For the synonyms of a query: a term's synonyms' terms.
-    expansions: HashMap<String, Vec<String>>,
 }
 
 impl Tokenizer {
-    /// The tokenizer of the indexed texts.
     pub(crate) fn new(options: TokenOptions) -> Self {
         Tokenizer {
             options,
             stemmer: Stemmer::create(Algorithm::English),
-            expansions: HashMap::new(),
         }
     }
 
-    /// The tokenizer of a query's synonyms: the terms of the words that mean the same as the
-    /// query's words, and not the query's own terms.
-    pub(crate) fn for_synonyms(options: TokenOptions) -> Self {
-        let mut t = Tokenizer::new(options);
-        {
-            let mut expansions: HashMap<String, Vec<String>> = HashMap::new();
-            for group in GROUPS {
-                for from in group.iter().filter(|w| !w.contains(' ')) {
-                    let Some(key) = t.plain_terms(from).pop() else {
-                        continue; // a stop word
-                    };
-                    let to = expansions.entry(key.clone()).or_default();
-                    for term in group.iter().flat_map(|w| t.plain_terms(w)) {
-                        if term != key && !to.contains(&term) {
-                            to.push(term);
-                        }
-                    }
-                }
-            }
-            t.expansions = expansions;
-        }
-        t
-    }
-
-    /// The terms of `text`, in order, repeats kept (BM25 counts them); for a synonym tokenizer,
-    /// the synonyms' terms that the text does not have, each once.
+    /// The terms of `text`, in order, repeats kept (BM25 counts them).
     pub(crate) fn terms(&self, text: &str) -> Vec<String> {
-        let own = self.plain_terms(text);
-        if self.expansions.is_empty() {
-            return own;
-        }
-        let mut extra: Vec<String> = Vec::new();
-        for term in &own {
-            for e in self.expansions.get(term).into_iter().flatten() {
-                if !own.contains(e) && !extra.contains(e) {
-                    extra.push(e.clone());
-                }
-            }
-        }
-        extra
+        self.plain_terms(text)
     }
 
     fn plain_terms(&self, text: &str) -> Vec<String> {
@@ -367,30 +322,6 @@ mod tests {
         assert_eq!(
             snowball.terms("Listing the issues of a repository"),
             ["list", "issu", "repositori"]
-        );
-    }
-
-    #[test]
-    fn synonyms_of_a_query_are_the_other_words_of_its_groups() {
-        let options = TokenOptions::default();
-        let synonyms = Tokenizer::for_synonyms(options);
-        let terms = synonyms.terms("delete the folder");
-        for t in ["remove", "drop", "directory"] {
-            assert!(terms.contains(&t.to_owned()), "{t} in {terms:?}");
-        }
-        assert!(
-            !terms.contains(&"delet".to_owned()),
-            "not the query's own terms"
-        );
-        assert!(synonyms.terms("open a PR").contains(&"pull".to_owned()));
-        assert!(
-            !synonyms.terms("pull").contains(&"pr".to_owned()),
-            "a phrase is expanded to, not from"
-        );
-        assert!(synonyms.terms("zebra").is_empty());
-        assert_eq!(
-            Tokenizer::new(options).terms("delete the folder"),
-            ["delete", "folder"]
         );
     }
 

@@ -8,9 +8,9 @@ use std::collections::HashSet;
 
 use common::{Recall, RECALL_K};
 
-/// The floor for the default ranking's recall@5: what it reaches today (BENCHMARKS.md), less
-/// a little. The issue's goal is 0.9, not reached by lexical ranking on this task set.
-const MIN_RECALL_AT_K: f64 = 0.75;
+/// The floor for the default ranking's recall@5: what it reaches today (0.863, BENCHMARKS.md),
+/// less a little. The issue's goal is 0.9, not reached by lexical ranking on this task set.
+const MIN_RECALL_AT_K: f64 = 0.83;
 /// The task set's size floor (the issue asks for at least 150).
 const MIN_TASKS: usize = 150;
 
