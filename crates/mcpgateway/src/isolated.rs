@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use crate::gateway::Hub;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::{self, Running};
-use crate::{Session, START_TIMEOUT};
+use crate::Session;
 use mcpclient::codes::error;
 
 impl Hub {
@@ -44,14 +44,14 @@ impl Hub {
         let mut options = self.upstream_options(index);
         options.handlers = self.bridge(index, Some(Arc::downgrade(session))).handlers();
         let name = upstream.name();
-        let started =
-            tokio::time::timeout(START_TIMEOUT, upstream::start(&upstream.config, options))
-                .await
-                .unwrap_or_else(|_| Err(format!("did not start within {START_TIMEOUT:?}")));
-        let (running, events) = started.map_err(|reason| {
+        let started = upstream::start(&upstream.config, options).await;
+        let (running, events) = started.map_err(|failure| {
             error(
                 codes::INTERNAL_ERROR,
-                format!("server '{name}' (this session's own connection) did not start: {reason}"),
+                format!(
+                    "server '{name}' (this session's own connection) did not start: {}",
+                    failure.reason
+                ),
             )
         })?;
         let running = Arc::new(running);
