@@ -407,6 +407,8 @@ impl Hub {
             return Ok(running);
         }
         let state = match upstream.state() {
+            // A reload took it out: it comes back under another number, if at all.
+            state @ State::Down(_) if upstream.is_retired() => state,
             State::Down(_) => upstream.ready_within(SETTLE_TIMEOUT).await,
             _ => upstream.settled(upstream.config.start_timeout).await,
         };

@@ -26,10 +26,11 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// config order). Starting an MCP server is mostly CPU: an interpreter loading, `npx` or `uvx`
 /// resolving packages. Started all at once on a small machine, 49 servers that each start in
 /// 0.2–17 s alone shared two cores, 28 of them hit [`START_TIMEOUT`] and every restart began
-/// the scramble again. Eight keeps a 2-core machine busy (a server's start also waits on disk
-/// and network) while each start gets a fair share of the CPU; a server that mostly waits
-/// (a remote HTTP server) holds a turn only for its handshake. Chosen by measuring 40
-/// CPU-heavy fixture servers with 4, 8 and 16 turns (BENCHMARKS.md, "Startup").
+/// the scramble again. Eight (four per core on a 2-core machine) keeps the machine busy through
+/// the waits of a start (disk, network, a sleep) while each start gets a share of the CPU that
+/// lets it finish; a server that mostly waits (a remote HTTP server) holds a turn only for its
+/// handshake. Measured against starting all at once in BENCHMARKS.md ("Startup with many
+/// slow-starting servers"); other bounds were not measured.
 pub const MAX_CONCURRENT_STARTS: usize = 8;
 
 /// Most lines of a server's stderr written to the log when it fails to start.

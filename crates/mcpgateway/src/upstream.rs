@@ -542,3 +542,19 @@ async fn next_flush(
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_takes_a_random_part_of_up_to_half_off() {
+        let wait = Duration::from_secs(8);
+        let waits: Vec<Duration> = (0..100).map(|_| jittered(wait)).collect();
+        assert!(
+            waits.iter().all(|w| *w >= wait / 2 && *w <= wait),
+            "{waits:?}"
+        );
+        assert!(waits.iter().any(|w| *w != waits[0]), "{waits:?}");
+    }
+}

@@ -30,15 +30,17 @@ fn demo(dir: &Path, record: &str, extra: &str) -> String {
 }
 
 fn write_config(path: &Path, servers: &[(&str, String)]) {
+    write_config_with(path, servers, "");
+}
+
+/// A config of `servers` and the top-level members `more` (`, "gateway": …`).
+fn write_config_with(path: &Path, servers: &[(&str, String)], more: &str) {
     let members: Vec<String> = servers
         .iter()
         .map(|(name, entry)| format!(r#""{name}": {entry}"#))
         .collect();
-    std::fs::write(
-        path,
-        format!(r#"{{"mcpServers": {{{}}}}}"#, members.join(", ")),
-    )
-    .unwrap();
+    let text = format!(r#"{{"mcpServers": {{{}}}{more}}}"#, members.join(", "));
+    std::fs::write(path, text).unwrap();
 }
 
 async fn gateway(config: &Path, watch: bool) -> HttpPeer {
@@ -215,7 +217,7 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
 
 /// With `--watch`, a broken file is refused with the message `mcpx serve` gives at start (the
 /// file, the JSON path, the problem) and the servers go on; the file mended, its change is
-/// taken without a signal.
+/// taken without a signal, and a changed `gateway` key is reported as needing a restart.
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
     if spec().is_none() {
@@ -262,12 +264,13 @@ async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
     assert_eq!(text(&kept.unwrap()), "kept");
     assert!(!names(&alice).iter().any(|n| n.starts_with("added__")));
 
-    write_config(
+    write_config_with(
         &config,
         &[
             ("demo", demo(d, "demo.jsonl", "")),
             ("added", demo(d, "added.jsonl", "")),
         ],
+        r#", "gateway": {"maxSessions": 7}"#,
     );
     assert!(
         eventually(|| lists(&alice, &["demo__echo", "added__echo"], &[])).await,
@@ -277,4 +280,10 @@ async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
     );
     let added = alice.call_tool("added__echo", json!({"text": "new"})).await;
     assert_eq!(text(&added.unwrap()), "new");
+    let log = gateway.log();
+    assert!(log.contains(r#"keys=["maxSessions"]"#), "{log}");
+    assert!(
+        log.contains(r#"added=["added"] removed=[] changed=[]"#),
+        "{log}"
+    );
 }
