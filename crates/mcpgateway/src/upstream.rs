@@ -294,9 +294,9 @@ pub(crate) async fn supervise<S: Supervisor>(
         let retry_in = jittered(backoff);
         let server = upstream.name();
         if stderr.is_empty() {
-            tracing::warn!(server, %reason, ?retry_in, "server down");
+            tracing::warn!(server, %reason, ?retry_in, ?backoff, "server down");
         } else {
-            tracing::warn!(server, %reason, ?stderr, ?retry_in, "server down");
+            tracing::warn!(server, %reason, ?stderr, ?retry_in, ?backoff, "server down");
         }
         match gateway.upgrade() {
             Some(g) => g.report(upstream.index, Report::State(State::Down(reason))),
