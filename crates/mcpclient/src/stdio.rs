@@ -82,6 +82,11 @@ pub type StdioSource = FrameReader<ChildStdout>;
 #[derive(Clone, Default)]
 pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
+/// How long [`StderrTail::settled`] gives a failed child's stderr to arrive, checked every
+/// [`STDERR_SETTLE_STEP`]: it is read on a task of its own, a moment behind the end of stdout.
+const STDERR_SETTLE_STEPS: usize = 10;
+const STDERR_SETTLE_STEP: Duration = Duration::from_millis(50);
+
 impl StderrTail {
     /// The kept lines, oldest first.
     pub fn lines(&self) -> Vec<String> {
@@ -89,6 +94,22 @@ impl StderrTail {
             .lock()
             .map(|t| t.iter().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// The last `most` lines, oldest first, once they stop changing (at most 0.5 s): for a
+    /// child that just failed, whose last words may still be on their way.
+    pub async fn settled(&self, most: usize) -> Vec<String> {
+        let mut lines = self.lines();
+        for _ in 0..STDERR_SETTLE_STEPS {
+            tokio::time::sleep(STDERR_SETTLE_STEP).await;
+            let now = self.lines();
+            if !now.is_empty() && now == lines {
+                break;
+            }
+            lines = now;
+        }
+        let skip = lines.len().saturating_sub(most);
+        lines.split_off(skip)
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::naming::exposed_name;
 use crate::options::DownstreamDialect;
+use crate::roster::Roster;
 use crate::upstream::Upstream;
 
 /// Where an exposed tool or prompt lives.
@@ -50,13 +51,10 @@ pub(crate) fn changes(old: &Catalog, new: &Catalog) -> Vec<&'static str> {
 }
 
 impl Catalog {
-    /// The catalog of the running `upstreams`, tool schemas presented in `dialect`.
-    pub(crate) fn build(
-        upstreams: &[std::sync::Arc<Upstream>],
-        dialect: DownstreamDialect,
-    ) -> Catalog {
+    /// The catalog of the running servers in service, tool schemas presented in `dialect`.
+    pub(crate) fn build(upstreams: &Roster, dialect: DownstreamDialect) -> Catalog {
         let mut catalog = Catalog::default();
-        for upstream in upstreams {
+        for upstream in upstreams.iter() {
             let Some(running) = upstream.running() else {
                 continue;
             };
@@ -100,13 +98,7 @@ impl Catalog {
     /// Adds a tool or prompt of `upstream` under its exposed name. Two that map to one name (two
     /// servers with the same prefix, an empty one say) are a configuration error: the first
     /// listed keeps the name, and the log names both servers.
-    fn add_named(
-        &mut self,
-        mut raw: Value,
-        upstreams: &[std::sync::Arc<Upstream>],
-        upstream: &Upstream,
-        kind: Kind,
-    ) {
+    fn add_named(&mut self, mut raw: Value, upstreams: &Roster, upstream: &Upstream, kind: Kind) {
         let Some(name) = raw.get("name").and_then(Value::as_str).map(str::to_owned) else {
             return;
         };

@@ -16,7 +16,6 @@ use tokio::task::JoinHandle;
 
 use crate::modern::{self, SERVER_INFO};
 use crate::question::Question;
-use crate::upstream::Upstream;
 use crate::wire::{lock, Answer};
 use crate::{Outbox, Session};
 
@@ -99,7 +98,7 @@ pub(crate) struct Conversation {
     /// The tool, prompt or resource it acts on.
     pub(crate) name: String,
     /// The gateway's servers (what its calls went to is caught up on before its result).
-    pub(crate) upstreams: Arc<[Arc<Upstream>]>,
+    pub(crate) upstreams: Arc<crate::roster::Roster>,
     /// Ends its session with the gateway when the conversation ends.
     pub(crate) on_end: Option<OnEnd>,
 }

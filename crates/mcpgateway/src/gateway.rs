@@ -23,13 +23,15 @@ use tokio::task::AbortHandle;
 
 use crate::bridge::Bridge;
 use crate::catalog::{changes, Catalog};
-use crate::fair::Admission;
 use crate::instances::Instances;
 use crate::ratelog::RateLimitedLog;
 use crate::registry::Registry;
+use crate::roster::Roster;
 use crate::upstream::{self, State, Upstream};
 use crate::wire::{lock, null_id, response};
-use crate::{GatewayOptions, Outbox, Session, UpstreamConfig, SETTLE_TIMEOUT, START_TIMEOUT};
+use crate::{
+    GatewayOptions, Outbox, Session, UpstreamConfig, MAX_CONCURRENT_STARTS, SETTLE_TIMEOUT,
+};
 
 /// The gateway. Cloning it gives another handle to the same gateway.
 #[derive(Clone)]
@@ -41,7 +43,12 @@ pub struct Gateway {
 /// request paths (requests, isolated, mrtr, listen, stateless) act on it; [`Gateway`] is the handle.
 pub(crate) struct Hub {
     pub(crate) options: GatewayOptions,
-    pub(crate) upstreams: Arc<[Arc<Upstream>]>,
+    /// Every server it has had, by number; those a reload took out are retired.
+    pub(crate) upstreams: Arc<Roster>,
+    /// The turns to start a server ([`MAX_CONCURRENT_STARTS`]).
+    starts: Arc<tokio::sync::Semaphore>,
+    /// Held while a config reload changes the servers, one reload at a time.
+    pub(crate) reloading: Mutex<()>,
     catalog: RwLock<Arc<Catalog>>,
     /// The sessions and their calls in flight.
     pub(crate) registry: Arc<Registry>,
@@ -60,8 +67,6 @@ pub(crate) struct Hub {
     pub(crate) applied_level: Mutex<Option<usize>>,
     /// The connections of per-session servers, by session.
     pub(crate) instances: Instances,
-    /// Each server's turns between sessions (shared connections).
-    pub(crate) admissions: Vec<Arc<Admission>>,
     /// Modern clients' calls waiting for their input (MRTR).
     pub(crate) parked: crate::conversation::Parked,
     /// The exposure plan of the catalog and each session's described tools.
@@ -72,13 +77,10 @@ impl Gateway {
     /// A gateway in front of `upstreams`; servers start at once (stdio ones on first use when
     /// `options.lazy`). Must be called inside a Tokio runtime.
     pub fn start(upstreams: Vec<UpstreamConfig>, options: GatewayOptions) -> Gateway {
-        let count = upstreams.len();
         let inner = Arc::new(Hub {
-            upstreams: upstreams
-                .into_iter()
-                .enumerate()
-                .map(|(i, c)| Arc::new(Upstream::new(i, c)))
-                .collect(),
+            upstreams: Arc::new(Roster::new(upstreams)),
+            starts: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_STARTS)),
+            reloading: Mutex::default(),
             options,
             catalog: RwLock::default(),
             registry: Arc::default(),
@@ -90,7 +92,6 @@ impl Gateway {
             scoped: tokio::sync::Mutex::new(()),
             applied_level: Mutex::default(),
             instances: Instances::default(),
-            admissions: (0..count).map(|_| Arc::default()).collect(),
             parked: crate::conversation::Parked::default(),
             exposure: crate::exposure::State::default(),
         });
@@ -251,6 +252,10 @@ impl upstream::Supervisor for Hub {
 
     fn report(self: Arc<Self>, index: usize, report: upstream::Report) {
         let upstream = &self.upstreams[index];
+        if upstream.is_retired() {
+            // Its supervisor was stopped on the way; what it started is dropped.
+            return;
+        }
         match report {
             upstream::Report::State(state) => self.transition(upstream, state),
             upstream::Report::ListsChanged => self.changed(),
@@ -269,9 +274,14 @@ impl Drop for Hub {
 }
 
 impl Hub {
-    fn supervise(self: &Arc<Self>, upstream: &Arc<Upstream>) {
-        if upstream.claim() {
-            let task = tokio::spawn(upstream::supervise(upstream.clone(), Arc::downgrade(self)));
+    pub(crate) fn supervise(self: &Arc<Self>, upstream: &Arc<Upstream>) {
+        if !upstream.is_retired() && upstream.claim() {
+            let task = tokio::spawn(upstream::supervise(
+                upstream.clone(),
+                Arc::downgrade(self),
+                self.starts.clone(),
+            ));
+            upstream.supervised_by(task.abort_handle());
             lock(&self.supervisors).push(task.abort_handle());
         }
     }
@@ -382,7 +392,7 @@ impl Hub {
         futures_util::future::join_all(starting.map(|u| u.settled(SETTLE_TIMEOUT))).await;
     }
 
-    /// The running server `index`: waiting for it (at most [`START_TIMEOUT`]) if it is
+    /// The running server `index`: waiting for it (at most its start timeout) if it is
     /// starting, and (at most [`SETTLE_TIMEOUT`]) if it is down and about to be restarted;
     /// else the error naming it and its state.
     pub(crate) async fn running(
@@ -394,8 +404,10 @@ impl Hub {
             return Ok(running);
         }
         let state = match upstream.state() {
+            // A reload took it out: it comes back under another number, if at all.
+            state @ State::Down(_) if upstream.is_retired() => state,
             State::Down(_) => upstream.ready_within(SETTLE_TIMEOUT).await,
-            _ => upstream.settled(START_TIMEOUT).await,
+            _ => upstream.settled(upstream.config.start_timeout).await,
         };
         match state {
             State::Ready(running) => Ok(running),

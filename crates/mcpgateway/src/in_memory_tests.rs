@@ -61,6 +61,7 @@ fn fixture(name: &str, isolation: Isolation) -> Fixture {
             protocol: Protocol::Legacy,
             coerce_arguments: false,
             exposure: None,
+            start_timeout: crate::START_TIMEOUT,
         },
         transcript: dir.path().to_owned(),
         _dir: dir,

@@ -44,12 +44,17 @@ impl Instances {
     /// Takes away (to be closed) every connection of `session`.
     pub(crate) fn take(&self, session: &Arc<Session>) -> Vec<Arc<Running>> {
         let owner = Arc::as_ptr(session) as usize;
+        self.take_where(|(s, _)| *s == owner)
+    }
+
+    /// Takes away (to be closed) every session's connection to server `index`.
+    pub(crate) fn take_server(&self, index: usize) -> Vec<Arc<Running>> {
+        self.take_where(|(_, server)| *server == index)
+    }
+
+    fn take_where(&self, taken: impl Fn(&Key) -> bool) -> Vec<Arc<Running>> {
         let mut instances = lock(&self.0);
-        let keys: Vec<Key> = instances
-            .keys()
-            .filter(|(s, _)| *s == owner)
-            .copied()
-            .collect();
+        let keys: Vec<Key> = instances.keys().filter(|k| taken(k)).copied().collect();
         keys.iter()
             .filter_map(|k| instances.remove(k))
             .filter_map(|cell| cell.get().cloned())

@@ -5,10 +5,9 @@
 //! session's next call starts another.
 
 use mcpclient::codes;
-use mcpclient::ErrorObject;
 use std::sync::{Arc, Weak};
 
-use mcpclient::{CallOptions, Event};
+use mcpclient::{CallOptions, ErrorObject, Event};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -46,10 +45,13 @@ impl Hub {
         options.handlers = self.bridge(index, Some(Arc::downgrade(session))).handlers();
         let name = upstream.name();
         let started = upstream::start(&upstream.config, options).await;
-        let (running, events) = started.map_err(|reason| {
+        let (running, events) = started.map_err(|failure| {
             error(
                 codes::INTERNAL_ERROR,
-                format!("server '{name}' (this session's own connection) did not start: {reason}"),
+                format!(
+                    "server '{name}' (this session's own connection) did not start: {}",
+                    failure.reason
+                ),
             )
         })?;
         let running = Arc::new(running);

@@ -6,7 +6,9 @@
 //! `inputSchema` are refused before anything is sent; results are forwarded as the exact JSON
 //! text the server sent, an `outputSchema` mismatch being logged and counted, never changed.
 //! Servers that fail or crash are restarted with backoff, their tools withdrawn meanwhile;
-//! none of that reaches the other servers or the gateway itself.
+//! none of that reaches the other servers or the gateway itself. A few start at a time
+//! ([`MAX_CONCURRENT_STARTS`]), and [`Gateway::reload`] changes the set of servers while the
+//! gateway runs.
 //!
 //! Fronts: [`serve_stdio`] (the client spawns mcpx) and [`serve_http`] (Streamable HTTP, with
 //! sessions, Origin checks and an optional bearer token). Both are thin: what a client sends
@@ -34,7 +36,9 @@ mod options;
 mod question;
 mod ratelog;
 mod registry;
+mod reload;
 mod requests;
+mod roster;
 #[cfg(test)]
 mod routing_tests;
 mod search_tools;
@@ -66,9 +70,10 @@ pub use mrtr::{MAX_PARKED_CALLS, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use options::{
     DownstreamDialect, GatewayOptions, InvalidArguments, Isolation, UpstreamConfig,
-    HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, SETTLE_TIMEOUT, STABLE_AFTER,
-    START_TIMEOUT,
+    HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_CONCURRENT_STARTS, PROBE_TIMEOUT,
+    SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT, STDERR_TAIL_LINES,
 };
 pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
+pub use reload::{Reloaded, DRAIN_POLL};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};
 pub use stdio::{serve_stdio, MAX_HELD_BYTES, MAX_UNREAD_BYTES};

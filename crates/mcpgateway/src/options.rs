@@ -17,8 +17,24 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// starts over at [`INITIAL_BACKOFF`].
 pub const STABLE_AFTER: Duration = Duration::from_secs(30);
 
-/// How long starting a server (spawn or connect, the handshake, the first lists) may take.
+/// How long starting a server (spawn or connect, the handshake, the first lists) may take,
+/// unless its config entry says otherwise (`startupTimeout`). Counted from its turn to start
+/// ([`MAX_CONCURRENT_STARTS`]), not from when it joined the queue.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most servers being started at once (shared connections; the rest wait their turn in
+/// config order). Starting an MCP server is mostly CPU: an interpreter loading, `npx` or `uvx`
+/// resolving packages. Started all at once on a small machine, 49 servers that each start in
+/// 0.2–17 s alone shared two cores, 28 of them hit [`START_TIMEOUT`] and every restart began
+/// the scramble again. Eight (four per core on a 2-core machine) keeps the machine busy through
+/// the waits of a start (disk, network, a sleep) while each start gets a share of the CPU that
+/// lets it finish; a server that mostly waits (a remote HTTP server) holds a turn only for its
+/// handshake. Measured against starting all at once in BENCHMARKS.md ("Startup with many
+/// slow-starting servers"); other bounds were not measured.
+pub const MAX_CONCURRENT_STARTS: usize = 8;
+
+/// Most lines of a server's stderr written to the log when it fails to start.
+pub const STDERR_TAIL_LINES: usize = 10;
 
 /// How long a list request waits for servers that are still starting; those not ready by then
 /// are left out of the answer, and the client is told when their tools arrive.
@@ -54,6 +70,8 @@ pub struct UpstreamConfig {
     pub coerce_arguments: bool,
     /// How its tools are offered (`exposure`); the gateway's mode when `None`.
     pub exposure: Option<crate::Exposure>,
+    /// How long starting it may take (`startupTimeout`; [`START_TIMEOUT`] unless configured).
+    pub start_timeout: Duration,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).

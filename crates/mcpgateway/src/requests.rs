@@ -273,7 +273,8 @@ impl Hub {
             return None;
         }
         Some(
-            self.admissions[index]
+            self.upstreams[index]
+                .admission
                 .admit(Arc::as_ptr(session) as usize)
                 .await,
         )

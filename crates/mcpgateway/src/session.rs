@@ -191,6 +191,21 @@ impl Session {
             .collect()
     }
 
+    /// Moves the subscriptions to server `from` over to server `to` (a reload changed the
+    /// server: `to` is its new version).
+    pub(crate) fn move_subscriptions(&self, from: usize, to: usize) {
+        let mut subscriptions = lock(&self.subscriptions);
+        let moved: Vec<(usize, String)> = subscriptions
+            .iter()
+            .filter(|(u, _)| *u == from)
+            .cloned()
+            .collect();
+        for (_, uri) in moved {
+            subscriptions.remove(&(from, uri.clone()));
+            subscriptions.insert((to, uri));
+        }
+    }
+
     /// Every subscription, taken away (the session ended).
     pub(crate) fn take_subscriptions(&self) -> Vec<(usize, String)> {
         lock(&self.subscriptions).drain().collect()

@@ -10,13 +10,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use mcpclient::{Client, ClientError, ClientOptions, Connected, Event, Frame, Reach, Spawn};
+use mcpclient::{
+    Client, ClientError, ClientOptions, ConnectError, Connected, Event, Frame, Reach, Spawn,
+    StderrTail,
+};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
 use crate::{
     UpstreamConfig, HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, STABLE_AFTER,
-    START_TIMEOUT,
+    STDERR_TAIL_LINES,
 };
 
 /// Where a server is in its life.
@@ -75,6 +78,12 @@ pub(crate) struct Upstream {
     /// Told when an exchange with the (HTTP) server failed: the supervisor probes it.
     pub(crate) failed: tokio::sync::Notify,
     supervised: AtomicBool,
+    /// Its supervisor, stopped when a config reload retires the server.
+    supervisor: Mutex<Option<tokio::task::AbortHandle>>,
+    /// Taken out of service by a config reload (see [`crate::roster`]).
+    retired: AtomicBool,
+    /// Its turns between sessions (shared connection).
+    pub(crate) admission: Arc<crate::fair::Admission>,
 }
 
 impl Upstream {
@@ -86,7 +95,38 @@ impl Upstream {
             since: Mutex::new(Instant::now()),
             failed: tokio::sync::Notify::new(),
             supervised: AtomicBool::new(false),
+            supervisor: Mutex::default(),
+            retired: AtomicBool::new(false),
+            admission: Arc::default(),
         }
+    }
+
+    /// Whether a config reload took the server out of service.
+    pub(crate) fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::SeqCst)
+    }
+
+    /// Keeps the handle of the server's supervisor, to stop it when the server is retired.
+    pub(crate) fn supervised_by(&self, task: tokio::task::AbortHandle) {
+        *self.supervisor.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+    }
+
+    /// Takes the server out of service for good (`why`: a reload removed or changed it): its
+    /// supervisor stops and it is down; its running connection, if any, is returned to be
+    /// closed once its calls in flight have finished.
+    pub(crate) fn retire(&self, why: &str) -> Option<Arc<Running>> {
+        self.retired.store(true, Ordering::SeqCst);
+        let supervisor = self
+            .supervisor
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(task) = supervisor {
+            task.abort();
+        }
+        let running = self.running();
+        self.set(State::Down(why.to_owned()));
+        running
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -159,6 +199,9 @@ impl Upstream {
             .elapsed();
         let since = format!("{:.1} s", since.as_secs_f64());
         match self.state() {
+            State::Down(reason) if self.is_retired() => {
+                format!("server '{}' is no longer served: {reason}", self.name())
+            }
             State::Down(reason) => format!(
                 "server '{}' is down (restarting with backoff; down for {since}; last error: {reason})",
                 self.name()
@@ -207,16 +250,25 @@ pub(crate) enum Report {
     Updated(Frame),
 }
 
-/// Runs `upstream` until the gateway is gone: start, serve, and after a failure or crash wait
-/// and start again.
-pub(crate) async fn supervise<S: Supervisor>(upstream: Arc<Upstream>, gateway: Weak<S>) {
+/// Runs `upstream` until the gateway is gone: start (when one of the `starts` turns is free),
+/// serve, and after a failure or crash wait (with jitter) and start again.
+pub(crate) async fn supervise<S: Supervisor>(
+    upstream: Arc<Upstream>,
+    gateway: Weak<S>,
+    starts: Arc<Semaphore>,
+) {
     let mut backoff = INITIAL_BACKOFF;
     loop {
         upstream.set(State::Starting);
         let Some(options) = gateway.upgrade().map(|g| g.client_options(upstream.index)) else {
             return;
         };
-        let reason = match start(&upstream.config, options).await {
+        let started = {
+            // The semaphore is never closed; were it, starting without a turn is still right.
+            let _turn = starts.acquire().await;
+            start(&upstream.config, options).await
+        };
+        let (reason, stderr) = match started {
             Ok((running, events)) => {
                 let since = Instant::now();
                 let running = Arc::new(running);
@@ -232,55 +284,100 @@ pub(crate) async fn supervise<S: Supervisor>(upstream: Arc<Upstream>, gateway: W
                 if since.elapsed() >= STABLE_AFTER {
                     backoff = INITIAL_BACKOFF;
                 }
-                reason
+                (reason, Vec::new())
             }
-            Err(error) => error.to_string(),
+            Err(failure) => {
+                let stderr = failure.stderr_tail().await;
+                (failure.reason, stderr)
+            }
         };
-        tracing::warn!(server = upstream.name(), %reason, retry_in = ?backoff, "server down");
+        let retry_in = jittered(backoff);
+        let server = upstream.name();
+        if stderr.is_empty() {
+            tracing::warn!(server, %reason, ?retry_in, ?backoff, "server down");
+        } else {
+            tracing::warn!(server, %reason, ?stderr, ?retry_in, ?backoff, "server down");
+        }
         match gateway.upgrade() {
             Some(g) => g.report(upstream.index, Report::State(State::Down(reason))),
             None => return,
         }
-        tokio::time::sleep(backoff).await;
+        tokio::time::sleep(retry_in).await;
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
 }
 
-/// Why a server did not start.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum StartError {
-    /// It could not be reached, or the handshake failed.
-    #[error(transparent)]
-    Connect(#[from] mcpclient::ConnectError),
-    /// Its tool list could not be had.
-    #[error("listing its tools failed: {0}")]
-    Tools(#[from] ClientError),
-    /// Connecting and listing took longer than [`START_TIMEOUT`].
-    #[error("did not start within {START_TIMEOUT:?}")]
-    Timeout,
+/// `wait` less a random part of up to half of it ("equal jitter"): servers that failed
+/// together (a network outage, a machine too busy for all of them) come back spread out
+/// rather than all at once again.
+fn jittered(wait: Duration) -> Duration {
+    // Without randomness (it never fails on Linux) the wait is the plain one.
+    let random = getrandom::u64().unwrap_or(0);
+    let fraction = (random >> 11) as f64 / (1u64 << 53) as f64;
+    wait.mul_f64(1.0 - fraction / 2.0)
 }
 
-/// Connects (see [`mcpclient::connect`]), and lists what the server offers, all within
-/// [`START_TIMEOUT`].
+/// Why a server did not start: what went wrong, and the stderr of a stdio server.
+pub(crate) struct StartFailure {
+    pub(crate) reason: String,
+    stderr: Option<StderrTail>,
+}
+
+impl StartFailure {
+    fn new(reason: impl std::fmt::Display, stderr: Option<StderrTail>) -> StartFailure {
+        StartFailure {
+            reason: reason.to_string(),
+            stderr,
+        }
+    }
+
+    /// The last [`STDERR_TAIL_LINES`] the server wrote to stderr (none for an HTTP server).
+    pub(crate) async fn stderr_tail(&self) -> Vec<String> {
+        match &self.stderr {
+            Some(tail) => tail.settled(STDERR_TAIL_LINES).await,
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Connects (see [`mcpclient::connect`]), and lists what the server offers, all within the
+/// server's start timeout.
 pub(crate) async fn start(
     config: &UpstreamConfig,
     options: ClientOptions,
-) -> Result<(Running, mpsc::Receiver<Event>), StartError> {
-    tokio::time::timeout(START_TIMEOUT, connect_and_list(config, options))
-        .await
-        .unwrap_or(Err(StartError::Timeout))
-}
-
-async fn connect_and_list(
-    config: &UpstreamConfig,
-    options: ClientOptions,
-) -> Result<(Running, mpsc::Receiver<Event>), StartError> {
-    let Connected { client, events, .. } =
-        mcpclient::connect(&config.transport, options, Spawn::Grouped, START_TIMEOUT).await?;
-    if offers(&client, "tools") {
-        client.list_tools().await?;
-    }
-    let lists = list_others(&client).await;
+) -> Result<(Running, mpsc::Receiver<Event>), StartFailure> {
+    let within = config.start_timeout;
+    let deadline = tokio::time::Instant::now() + within;
+    let late = || {
+        format!(
+            "did not start within {} s (its startupTimeout)",
+            within.as_secs_f64()
+        )
+    };
+    let connected = mcpclient::connect(&config.transport, options, Spawn::Grouped, within).await;
+    let Connected {
+        client,
+        events,
+        stderr,
+    } = match connected {
+        Ok(connected) => connected,
+        Err(ConnectError::Timeout { stderr, .. }) => return Err(StartFailure::new(late(), stderr)),
+        Err(error) => {
+            let stderr = error.stderr().cloned();
+            return Err(StartFailure::new(error, stderr));
+        }
+    };
+    let listing = async {
+        if offers(&client, "tools") {
+            client.list_tools().await?;
+        }
+        Ok::<_, ClientError>(list_others(&client).await)
+    };
+    let lists = match tokio::time::timeout_at(deadline, listing).await {
+        Ok(Ok(lists)) => lists,
+        Ok(Err(error)) => return Err(StartFailure::new(error, stderr)),
+        Err(_) => return Err(StartFailure::new(late(), stderr)),
+    };
     let (flush, flushes) = mpsc::unbounded_channel();
     let running = Running {
         client,
@@ -443,5 +540,21 @@ async fn next_flush(
     match flushes {
         Some(flushes) => flushes.recv().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_takes_a_random_part_of_up_to_half_off() {
+        let wait = Duration::from_secs(8);
+        let waits: Vec<Duration> = (0..100).map(|_| jittered(wait)).collect();
+        assert!(
+            waits.iter().all(|w| *w >= wait / 2 && *w <= wait),
+            "{waits:?}"
+        );
+        assert!(waits.iter().any(|w| *w != waits[0]), "{waits:?}");
     }
 }

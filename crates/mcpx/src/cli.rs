@@ -134,7 +134,7 @@ pub(crate) enum Command {
     },
     /// Serve every configured server as one MCP server, enforcing their tool schemas.
     #[command(
-        after_help = "Tools are exposed as SERVER__TOOL. Arguments that violate a tool's inputSchema are\nrefused before they are sent (JSON-RPC error -32602 with one line per problem, or an isError\nresult with \"gateway\": {\"invalidArguments\": \"tool-result\"} in the config); results are\nforwarded unchanged, an outputSchema mismatch only logged on stderr.\n\nExamples:\n  mcpx serve                          # stdio: the client starts mcpx\n  mcpx serve --http                   # http://127.0.0.1:8787/mcp\n  MCPX_TOKEN=secret mcpx serve --http 0.0.0.0:8787\n\nLogs go to stderr; MCPX_LOG sets their filter (default: info)."
+        after_help = "Tools are exposed as SERVER__TOOL. Arguments that violate a tool's inputSchema are\nrefused before they are sent (JSON-RPC error -32602 with one line per problem, or an isError\nresult with \"gateway\": {\"invalidArguments\": \"tool-result\"} in the config); results are\nforwarded unchanged, an outputSchema mismatch only logged on stderr.\n\nExamples:\n  mcpx serve                          # stdio: the client starts mcpx\n  mcpx serve --http                   # http://127.0.0.1:8787/mcp\n  MCPX_TOKEN=secret mcpx serve --http 0.0.0.0:8787\n  mcpx serve --http --watch           # reload the config when it changes\n\nSIGHUP reloads the config. Logs go to stderr; MCPX_LOG sets their filter (default: info)."
     )]
     Serve {
         /// Serve over stdin/stdout (the default).
@@ -152,6 +152,10 @@ pub(crate) enum Command {
         /// Seconds a call to a server may take.
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         timeout: u64,
+        /// Reload the config when its file changes (SIGHUP reloads it either way): servers
+        /// added, removed or changed are started, stopped or restarted; the rest go on.
+        #[arg(long)]
+        watch: bool,
     },
     /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
     DemoServer {
@@ -173,10 +177,27 @@ pub(crate) enum Command {
         /// Append the conversation to FILE as a transcript, for tests.
         #[arg(long, hide = true, value_name = "FILE")]
         record: Option<std::path::PathBuf>,
+        /// Wait this long before reading anything, for the startup benchmark.
+        #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 0.0, value_parser = seconds_for_start)]
+        start_delay: f64,
+        /// Then use this much CPU time, for the startup benchmark.
+        #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 0.0, value_parser = seconds_for_start)]
+        start_cpu: f64,
     },
     /// Compile and apply JSON Schemas under mcpx's policy (offline, bounded, formats as annotations).
     #[command(subcommand)]
     Schema(SchemaCommand),
+}
+
+/// The longest `--start-delay` or `--start-cpu` of the demo server.
+const MAX_START_SECONDS: f64 = 600.0;
+
+/// Seconds from 0 to [`MAX_START_SECONDS`].
+fn seconds_for_start(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (0.0..=MAX_START_SECONDS).contains(&s) => Ok(s),
+        _ => Err(format!("want seconds from 0 to {MAX_START_SECONDS}")),
+    }
 }
 
 #[derive(Debug, Subcommand)]

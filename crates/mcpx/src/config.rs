@@ -32,8 +32,8 @@ pub struct Server {
     pub transport: Reach,
     /// `allowTools`/`denyTools`, for the gateway.
     pub tools: ToolFilter,
-    /// How long the command line waits for it to start, answer `initialize` and list its
-    /// tools: `startupTimeout` (seconds), else [`mcpgateway::START_TIMEOUT`].
+    /// How long the command line and the gateway wait for it to start, answer `initialize` and
+    /// list its tools: `startupTimeout` (seconds), else [`mcpgateway::START_TIMEOUT`].
     pub startup_timeout: Duration,
     /// `isolation`: whether the gateway's sessions share it.
     pub isolation: Isolation,
@@ -63,6 +63,7 @@ impl Server {
             protocol: self.protocol,
             coerce_arguments: self.coerce_arguments,
             exposure: self.exposure,
+            start_timeout: self.startup_timeout,
         }
     }
 }
@@ -90,6 +91,53 @@ pub struct GatewaySection {
     pub session_idle_timeout: Duration,
     /// `auth`: OAuth access tokens the HTTP front requires.
     pub auth: Option<ResourceAuth>,
+}
+
+impl GatewaySection {
+    /// The keys whose values differ from `other`'s: a running gateway cannot take them, they
+    /// take effect when it restarts.
+    pub fn changed_keys(&self, other: &GatewaySection) -> Vec<&'static str> {
+        [
+            (
+                "invalidArguments",
+                self.invalid_arguments != other.invalid_arguments,
+            ),
+            (
+                "downstreamDialect",
+                self.downstream_dialect != other.downstream_dialect,
+            ),
+            ("exposure", self.exposure.mode != other.exposure.mode),
+            (
+                "alwaysExpose",
+                self.exposure.always != other.exposure.always,
+            ),
+            (
+                "allowedOrigins",
+                self.allowed_origins != other.allowed_origins,
+            ),
+            ("maxSessions", self.max_sessions != other.max_sessions),
+            (
+                "maxConnections",
+                self.max_connections != other.max_connections,
+            ),
+            (
+                "headerReadTimeout",
+                self.header_read_timeout != other.header_read_timeout,
+            ),
+            (
+                "bodyReadTimeout",
+                self.body_read_timeout != other.body_read_timeout,
+            ),
+            (
+                "sessionIdleTimeout",
+                self.session_idle_timeout != other.session_idle_timeout,
+            ),
+            ("auth", self.auth != other.auth),
+        ]
+        .into_iter()
+        .filter_map(|(key, changed)| changed.then_some(key))
+        .collect()
+    }
 }
 
 /// The servers of a config file, in the file's order.

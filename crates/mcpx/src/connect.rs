@@ -1,12 +1,11 @@
 //! Connecting to a configured server, and the elicitation answers the command line can give.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use anstream::eprintln;
 use mcpclient::{
     BoxFuture, Client, ClientOptions, ConnectError, Connected, ElicitationAnswer,
-    ElicitationHandler, ElicitationRequest, Handlers, Spawn, StderrTail, Tool,
+    ElicitationHandler, ElicitationRequest, Handlers, Spawn, Tool,
 };
 use serde_json::{json, Value};
 
@@ -113,11 +112,6 @@ fn with_defaults(content: &Value, requested: &Value) -> Value {
 /// Most lines of a failed server's stderr shown with its error.
 pub(crate) const MAX_SHOWN_STDERR_LINES: usize = 10;
 
-/// How long a failed server's stderr is given to arrive, checked every
-/// [`STDERR_SETTLE_STEP`]: it is read on a task of its own, a moment behind the end of stdout.
-const STDERR_SETTLE_STEPS: usize = 10;
-const STDERR_SETTLE_STEP: Duration = Duration::from_millis(50);
-
 /// Why a server could not be used: the error, and the last lines it wrote to stderr.
 #[derive(Debug)]
 pub(crate) struct StartFailure {
@@ -180,28 +174,13 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
         }
     };
     let stderr = match stderr {
-        Some(tail) => settled(&tail).await,
+        Some(tail) => tail.settled(MAX_SHOWN_STDERR_LINES).await,
         None => Vec::new(),
     };
     Err(StartFailure {
         error: error.context(context()),
         stderr,
     })
-}
-
-/// The last [`MAX_SHOWN_STDERR_LINES`] of a failed server's stderr, once they stop changing.
-async fn settled(tail: &StderrTail) -> Vec<String> {
-    let mut lines = tail.lines();
-    for _ in 0..STDERR_SETTLE_STEPS {
-        tokio::time::sleep(STDERR_SETTLE_STEP).await;
-        let now = tail.lines();
-        if !now.is_empty() && now == lines {
-            break;
-        }
-        lines = now;
-    }
-    let skip = lines.len().saturating_sub(MAX_SHOWN_STDERR_LINES);
-    lines.split_off(skip)
 }
 
 /// The tool called `name` of the client's last list.

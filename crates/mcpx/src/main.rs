@@ -94,6 +94,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref token,
             lazy,
             timeout,
+            watch,
         } => {
             let config = config()?;
             let serve = commands::serve::Serve {
@@ -101,6 +102,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 token: token.clone(),
                 lazy,
                 timeout: std::time::Duration::from_secs(timeout),
+                watch,
             };
             commands::serve::run(&config, serve)
         }
@@ -111,7 +113,10 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             notifying,
             generated_tools,
             ref record,
+            start_delay,
+            start_cpu,
         } => {
+            slow_start(start_delay, start_cpu);
             let record = match record {
                 Some(path) => Some(
                     std::fs::OpenOptions::new()
@@ -133,5 +138,22 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Sleeps `delay` seconds and then spins until the process has used `cpu` seconds of CPU: a
+/// slow-starting server (an interpreter loading, a package resolved) for the startup
+/// benchmark and tests.
+fn slow_start(delay: f64, cpu: f64) {
+    use nix::sys::resource::{getrusage, UsageWho};
+    std::thread::sleep(std::time::Duration::from_secs_f64(delay));
+    let used = || {
+        getrusage(UsageWho::RUSAGE_SELF).map_or(f64::MAX, |u| {
+            let t = u.user_time();
+            t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6
+        })
+    };
+    while used() < cpu {
+        std::hint::spin_loop();
     }
 }

@@ -453,7 +453,42 @@ async fn a_dead_http_server_is_noticed_withdrawn_and_reconnected() {
     client.assert_withdrawn_and_restored();
 }
 
-/// A server that keeps failing to start is retried with a backoff that doubles from 0.25 s.
+/// The restarts of `server` in `log`: each backoff (`250ms`, `500ms`, …) as logged, after
+/// checking that the wait taken (`retry_in`, the backoff less its random jitter) is between half
+/// the backoff and the whole of it.
+fn backoffs(log: &str, server: &str) -> Vec<String> {
+    let field = |line: &str, name: &str| -> Option<String> {
+        let rest = line.split(&format!(" {name}=")).nth(1)?;
+        Some(rest.split_whitespace().next()?.to_owned())
+    };
+    let seconds = |text: &str| -> f64 {
+        let (number, unit) =
+            text.split_at(text.find(|c: char| c.is_alphabetic() || c == 'µ').unwrap());
+        let number: f64 = number.parse().unwrap();
+        match unit {
+            "s" => number,
+            "ms" => number / 1e3,
+            "µs" => number / 1e6,
+            "ns" => number / 1e9,
+            _ => panic!("a duration: {text}"),
+        }
+    };
+    log.lines()
+        .filter(|l| l.contains("server down") && l.contains(&format!(r#"server="{server}""#)))
+        .filter_map(|l| Some((field(l, "retry_in")?, field(l, "backoff")?)))
+        .map(|(wait, backoff)| {
+            let (taken, nominal) = (seconds(&wait), seconds(&backoff));
+            assert!(
+                taken >= nominal / 2.0 && taken <= nominal,
+                "waited {wait} for a backoff of {backoff}"
+            );
+            backoff
+        })
+        .collect()
+}
+
+/// A server that keeps failing to start is retried with a backoff that doubles from 0.25 s,
+/// each wait shortened by a random part of up to half.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_server_is_retried_with_a_doubling_backoff() {
     let Some(_) = spec() else { return };
@@ -464,19 +499,14 @@ async fn a_failing_server_is_retried_with_a_doubling_backoff() {
     let mut log = String::new();
     for _ in 0..100 {
         log = client.log();
-        if log.contains("retry_in=1s") {
+        if log.contains("backoff=1s") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let waits: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("server down") && l.contains("failing"))
-        .filter_map(|l| l.split("retry_in=").nth(1))
-        .map(|rest| rest.split_whitespace().next().unwrap_or_default())
-        .collect();
+    let waits = backoffs(&log, "failing");
     assert!(
-        waits.starts_with(&["250ms", "500ms", "1s"]),
+        waits.starts_with(&["250ms".to_owned(), "500ms".into(), "1s".into()]),
         "{waits:?}\n{log}"
     );
 }
@@ -538,18 +568,7 @@ async fn the_restart_backoff_resets_after_a_stable_run() {
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), &["--faults"], "", "");
     let mut client = Downstream::start(&config, &[], json!({})).await;
-    let retries = |log: String| -> Vec<String> {
-        log.lines()
-            .filter(|l| l.contains("server down") && l.contains("demo"))
-            .filter_map(|l| l.split("retry_in=").nth(1))
-            .map(|rest| {
-                rest.split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned()
-            })
-            .collect()
-    };
+    let retries = |log: String| backoffs(&log, "demo");
     for _ in 0..2 {
         // A call waits for the restart, so the second crash comes right after it.
         let crashed = client.call("demo__crash", json!({})).await.value().unwrap();
@@ -561,7 +580,12 @@ async fn the_restart_backoff_resets_after_a_stable_run() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(retries(client.log()), ["250ms", "500ms"]);
+    assert_eq!(
+        retries(client.log()),
+        ["250ms", "500ms"],
+        "{}",
+        client.log()
+    );
     let summed = client.call("demo__get-sum", json!({"a": 1, "b": 1})).await;
     assert_eq!(
         summed.value().unwrap()["result"]["structuredContent"]["sum"],

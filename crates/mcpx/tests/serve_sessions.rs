@@ -16,10 +16,8 @@ use std::sync::Arc;
 use common::{config, spec};
 use mcpclient::{
     BoxFuture, CallOptions, Client, ClientOptions, ElicitationAnswer, ElicitationHandler,
-    ElicitationRequest, ErrorObject, Handlers, HttpConfig, HttpTransport, Protocol,
-    SamplingHandler,
+    ElicitationRequest, ErrorObject, Handlers, Protocol, SamplingHandler,
 };
-use mcpspec::Recording;
 use mcpx_interop::{peer_file, python, python_over_http, run_client, ts_sdk, HttpPeer};
 use serde_json::{json, Value};
 
@@ -73,12 +71,6 @@ async fn client(gateway: &HttpPeer, name: &'static str) -> (Client, Named) {
         name,
         asked: Arc::default(),
     };
-    let transport = HttpTransport::new(&HttpConfig {
-        url: gateway.url.clone(),
-        headers: Vec::new(),
-        auth: None,
-    })
-    .unwrap();
     let options = ClientOptions {
         handlers: Handlers::default()
             .elicitation(user.clone())
@@ -86,12 +78,7 @@ async fn client(gateway: &HttpPeer, name: &'static str) -> (Client, Named) {
         protocol: Protocol::Legacy,
         ..ClientOptions::default()
     };
-    let (client, _events) =
-        Client::connect_with(Recording::new(spec().unwrap(), transport), options)
-            .await
-            .unwrap();
-    client.list_tools().await.unwrap();
-    (client, user)
+    (common::http_client(gateway, options).await.0, user)
 }
 
 /// The text of a tool result.
@@ -185,23 +172,11 @@ async fn an_ambiguous_question_from_a_shared_stdio_server_is_declined_not_guesse
 async fn plain_client(
     gateway: &HttpPeer,
 ) -> (Client, tokio::sync::mpsc::Receiver<mcpclient::Event>) {
-    let transport = HttpTransport::new(&HttpConfig {
-        url: gateway.url.clone(),
-        headers: Vec::new(),
-        auth: None,
-    })
-    .unwrap();
-    let (client, events) = Client::connect_with(
-        Recording::new(spec().unwrap(), transport),
-        ClientOptions {
-            protocol: Protocol::Legacy,
-            ..ClientOptions::default()
-        },
-    )
-    .await
-    .unwrap();
-    client.list_tools().await.unwrap();
-    (client, events)
+    let options = ClientOptions {
+        protocol: Protocol::Legacy,
+        ..ClientOptions::default()
+    };
+    common::http_client(gateway, options).await
 }
 
 /// How long a notification that should come may take to come.

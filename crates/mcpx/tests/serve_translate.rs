@@ -9,10 +9,7 @@
 mod common;
 
 use common::spec;
-use mcpclient::{
-    Client, ClientOptions, ElicitationAnswer, Handlers, HttpConfig, HttpTransport, Protocol,
-};
-use mcpspec::Recording;
+use mcpclient::{Client, ClientOptions, ElicitationAnswer, Handlers, Protocol};
 use mcpx_interop::{peer_file, python26, HttpPeer, Paris, ScriptedUser};
 use serde_json::{json, Value};
 
@@ -22,12 +19,6 @@ async fn gateway(dir: &std::path::Path, args: &[&str]) -> Option<HttpPeer> {
 }
 
 async fn client(gateway: &HttpPeer, protocol: Protocol, user: &ScriptedUser) -> Client {
-    let transport = HttpTransport::new(&HttpConfig {
-        url: gateway.url.clone(),
-        headers: Vec::new(),
-        auth: None,
-    })
-    .unwrap();
     let options = ClientOptions {
         handlers: Handlers::default()
             .elicitation(user.clone())
@@ -35,12 +26,7 @@ async fn client(gateway: &HttpPeer, protocol: Protocol, user: &ScriptedUser) -> 
         protocol,
         ..ClientOptions::default()
     };
-    let (client, _events) =
-        Client::connect_with(Recording::new(spec().unwrap(), transport), options)
-            .await
-            .unwrap();
-    client.list_tools().await.unwrap();
-    client
+    common::http_client(gateway, options).await.0
 }
 
 fn text(outcome: &mcpclient::CallOutcome) -> String {

@@ -3,6 +3,7 @@
 pub(crate) mod auth;
 pub(crate) mod mcp;
 pub(crate) mod pin;
+pub(crate) mod reload;
 pub(crate) mod schema;
 pub(crate) mod search;
 pub(crate) mod serve;

@@ -18,6 +18,8 @@ pub(crate) struct Serve {
     pub(crate) token: Option<String>,
     pub(crate) lazy: bool,
     pub(crate) timeout: Duration,
+    /// Reload the config when its file changes (SIGHUP reloads it either way).
+    pub(crate) watch: bool,
 }
 
 /// Logs to stderr (never stdout: on the stdio front it carries the protocol), filtered by
@@ -126,18 +128,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             .build(),
     }
     .context("cannot start the async runtime")?;
-    // Each upstream's OAuth client: stored tokens, refreshed, never a login.
-    let upstreams: Vec<_> = config
-        .servers
-        .iter()
-        .map(|s| {
-            let reach = crate::login::upstream_reach(s)?;
-            Ok(mcpgateway::UpstreamConfig {
-                transport: reach,
-                ..s.upstream()
-            })
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let applied = super::reload::Applied::new(config)?;
     let served = runtime.block_on(async {
         let options = GatewayOptions {
             invalid_arguments: config.gateway.invalid_arguments,
@@ -147,7 +138,13 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             timeout: serve.timeout,
             ..GatewayOptions::default()
         };
-        let gateway = Gateway::start(upstreams, options);
+        let gateway = Gateway::start(applied.upstreams(), options);
+        let reloads = tokio::spawn(super::reload::reloads(
+            gateway.clone(),
+            config.path.clone(),
+            applied,
+            serve.watch,
+        ));
         let served = match serve.http {
             None => {
                 let (input, output) = stdio();
@@ -190,6 +187,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     .map_err(anyhow::Error::from)
             }
         };
+        reloads.abort();
         gateway.shutdown().await;
         tracing::info!(
             rejected_calls = gateway.rejected_calls(),
