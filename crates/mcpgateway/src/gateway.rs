@@ -93,6 +93,7 @@ impl Gateway {
             parked: crate::conversation::Parked::default(),
             exposure: crate::exposure::State::default(),
         });
+        inner.observe_upstreams();
         for upstream in inner.upstreams.iter() {
             if upstream.starts_eagerly(inner.options.lazy) {
                 inner.supervise(upstream);
@@ -105,6 +106,7 @@ impl Gateway {
     pub fn open_session(&self, outbox: impl Outbox) -> Arc<Session> {
         let session = Arc::new(Session::new(Box::new(outbox)));
         self.hub.registry.register(&session);
+        self.hub.observe_sessions();
         session
     }
 
@@ -257,6 +259,7 @@ impl upstream::Supervisor for Hub {
 
     fn report(self: Arc<Self>, index: usize, report: upstream::Report) {
         let upstream = &self.upstreams[index];
+        self.observe_report(upstream, &report);
         match report {
             upstream::Report::State(state) => self.transition(upstream, state),
             upstream::Report::ListsChanged => self.changed(),
@@ -303,6 +306,7 @@ impl Hub {
             upstream: index,
             name: self.upstreams[index].name().to_owned(),
             timeout: self.options.timeout,
+            observe: self.options.observe.clone(),
             session,
         }
     }
@@ -362,6 +366,7 @@ impl Hub {
         session.close();
         self.close_instances(session);
         self.registry.forget(session);
+        self.observe_sessions();
         let gone = session.take_subscriptions();
         if gone.is_empty() && session.log_level().is_none() {
             return;

@@ -94,6 +94,8 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref token,
             lazy,
             timeout,
+            metrics,
+            ref audit,
         } => {
             let config = config()?;
             let serve = commands::serve::Serve {
@@ -101,6 +103,8 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 token: token.clone(),
                 lazy,
                 timeout: std::time::Duration::from_secs(timeout),
+                metrics,
+                audit: audit.clone(),
             };
             commands::serve::run(&config, serve)
         }
