@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use common::MCPX;
+use common::{spec, Downstream, MCPX};
 use serde_json::{json, Value};
 
 /// What a test waits, at most, for the audit file to hold its lines.
@@ -358,4 +358,247 @@ async fn metrics_and_audit_lines_after_a_scripted_mix_from_two_sessions() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(sorted(audited), sorted(want), "log:\n{}", gateway.log());
+}
+
+/// Spans an OTLP/HTTP receiver got: the protocol's own protobuf messages, decoded with the
+/// OpenTelemetry project's Rust types.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<Span>>>;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::{span::SpanKind, Span};
+
+/// What the receiver reads of one request at most.
+const MAX_EXPORT_BYTES: usize = 16 * 1024 * 1024;
+
+/// An OTLP/HTTP trace receiver on 127.0.0.1: every POST's body decoded as an
+/// `ExportTraceServiceRequest`, answered 200 with an empty `ExportTraceServiceResponse`.
+async fn otlp_receiver() -> (String, Received) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+    let received = Received::default();
+    let kept = received.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(tcp);
+                loop {
+                    let mut length = 0;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some((name, value)) = line.split_once(':') {
+                            if name.eq_ignore_ascii_case("content-length") {
+                                length = value.trim().parse().unwrap();
+                            }
+                        }
+                    }
+                    assert!(length <= MAX_EXPORT_BYTES);
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).await.unwrap();
+                    let request =
+                        <ExportTraceServiceRequest as prost::Message>::decode(&body[..]).unwrap();
+                    for resource in request.resource_spans {
+                        for scope in resource.scope_spans {
+                            kept.lock().unwrap().extend(scope.spans);
+                        }
+                    }
+                    let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+                    reader.get_mut().write_all(answer.as_bytes()).await.unwrap();
+                }
+            });
+        }
+    });
+    (endpoint, received)
+}
+
+/// What a test waits, at most, for spans to arrive once mcpx stops.
+const SPANS_WAIT: Duration = Duration::from_secs(20);
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn attribute(span: &Span, key: &str) -> Option<String> {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    span.attributes.iter().find(|a| a.key == key).and_then(|a| {
+        match a.value.as_ref()?.value.as_ref()? {
+            Any::StringValue(text) => Some(text.clone()),
+            _ => None,
+        }
+    })
+}
+
+const CLIENT_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const CLIENT_SPAN: &str = "b7ad6b7169203331";
+const OTHER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const OTHER_SPAN: &str = "00f067aa0ba902b7";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdio_metrics_a_refused_answer_and_spans_that_continue_the_clients_trace() {
+    let Some(spec) = spec() else { return };
+    let (endpoint, received) = otlp_receiver().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = json!({"traces": {"endpoint": endpoint}}).to_string();
+    let config = common::config(dir.path(), &[], "", &gateway);
+    let mut client = Downstream::start(
+        &config,
+        &["--metrics", "127.0.0.1:0"],
+        json!({"elicitation": {}}),
+    )
+    .await;
+
+    let traced = |trace: &str, span: &str| format!("00-{trace}-{span}-01");
+    let summed = client
+        .request(
+            "tools/call",
+            json!({"name": "demo__get-sum", "arguments": {"a": 2, "b": 3},
+                "_meta": {"traceparent": traced(CLIENT_TRACE, CLIENT_SPAN), "tracestate": "vendor=1"}}),
+        )
+        .await;
+    assert_eq!(
+        summed.value().unwrap()["result"]["structuredContent"]["sum"],
+        5
+    );
+    let refused = client
+        .request(
+            "tools/call",
+            json!({"name": "demo__get-sum", "arguments": {"a": "2", "b": 3},
+                "_meta": {"traceparent": traced(OTHER_TRACE, OTHER_SPAN)}}),
+        )
+        .await;
+    assert_eq!(refused.value().unwrap()["error"]["code"], -32602);
+    // An answer to the server's question that violates its requestedSchema is refused.
+    let booking = json!({"name": "demo__book-table", "arguments": {"restaurant": "Chez Rust"}});
+    let booked = client
+        .request_answering(
+            "tools/call",
+            booking,
+            |_| json!({"action": "accept", "content": {"party": 40, "time": "20:00"}}),
+        )
+        .await;
+    let text = booked["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("not booked: "), "{text}");
+
+    let address = client
+        .log()
+        .lines()
+        .find_map(|l| {
+            l.split_once("metrics on ")
+                .map(|(_, url)| url.trim().to_owned())
+        })
+        .expect("the metrics address in the log");
+    assert!(address.starts_with("http://127.0.0.1:"), "{address}");
+    let text = reqwest::get(&address).await.unwrap().text().await.unwrap();
+    let samples = samples(&text);
+    for (series, value) in [
+        (
+            r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="ok"}"#,
+            "1",
+        ),
+        (
+            r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="rejected"}"#,
+            "1",
+        ),
+        (
+            r#"mcpx_calls_total{server="demo",tool="book-table",outcome="ok"}"#,
+            "1",
+        ),
+        (r#"mcpx_refused_answers_total{server="demo"}"#, "1"),
+        ("mcpx_sessions", "1"),
+        ("mcpx_calls_in_flight", "0"),
+    ] {
+        assert_eq!(
+            samples.get(series).map(String::as_str),
+            Some(value),
+            "{series} in\n{text}"
+        );
+    }
+
+    // Spans go when mcpx stops (or every few seconds): stop it.
+    client.close().await;
+    let spans = tokio::time::timeout(SPANS_WAIT, async {
+        loop {
+            let spans = received.lock().unwrap().clone();
+            if spans.len() >= 4 {
+                return spans;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the spans in time");
+    let of = |trace: &str| -> Vec<&Span> {
+        spans.iter().filter(|s| hex(&s.trace_id) == trace).collect()
+    };
+    let kind = |s: &&Span, k: SpanKind| s.kind == k as i32;
+
+    // The valid call: the gateway's span continues the client's; the upstream span is its child.
+    let first = of(CLIENT_TRACE);
+    assert_eq!(first.len(), 2, "{first:?}");
+    let gateway_span = first.iter().find(|s| kind(s, SpanKind::Server)).unwrap();
+    let upstream_span = first.iter().find(|s| kind(s, SpanKind::Client)).unwrap();
+    assert_eq!(hex(&gateway_span.parent_span_id), CLIENT_SPAN);
+    assert_eq!(gateway_span.trace_state, "vendor=1");
+    assert_eq!(upstream_span.parent_span_id, gateway_span.span_id);
+    assert_eq!(gateway_span.name, "tools/call demo__get-sum");
+    assert_eq!(upstream_span.name, "tools/call get-sum");
+    assert_eq!(
+        attribute(gateway_span, "mcpx.server").as_deref(),
+        Some("demo")
+    );
+    assert_eq!(
+        attribute(gateway_span, "mcpx.verdict").as_deref(),
+        Some("ok")
+    );
+    assert!(upstream_span.start_time_unix_nano >= gateway_span.start_time_unix_nano);
+    assert!(upstream_span.end_time_unix_nano <= gateway_span.end_time_unix_nano);
+    let validation = &gateway_span.events[0];
+    assert_eq!(validation.name, "validation");
+
+    // The rejected call: its own trace, one span (nothing went upstream), the lines in its event.
+    let second = of(OTHER_TRACE);
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_eq!(hex(&second[0].parent_span_id), OTHER_SPAN);
+    assert_eq!(
+        attribute(second[0], "mcpx.verdict").as_deref(),
+        Some("rejected")
+    );
+    let event = &second[0].events[0];
+    assert_eq!(event.name, "validation");
+    let violations = event
+        .attributes
+        .iter()
+        .find(|a| a.key == "mcpx.violations")
+        .and_then(|a| a.value.clone());
+    assert_eq!(
+        format!("{violations:?}"),
+        r#"Some(AnyValue { value: Some(StringValue("$.a: got string, want integer")) })"#
+    );
+    // The booking: a trace of its own, started by the gateway (the client sent none).
+    let rest: Vec<&Span> = spans
+        .iter()
+        .filter(|s| ![CLIENT_TRACE, OTHER_TRACE].contains(&hex(&s.trace_id).as_str()))
+        .collect();
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert!(rest
+        .iter()
+        .any(|s| s.parent_span_id.is_empty() && kind(s, SpanKind::Server)));
+
+    // The server got the client's traceparent unchanged, not the gateway's.
+    let transcript = common::demo_transcript(dir.path(), spec);
+    let sent: Vec<&Value> = transcript
+        .iter()
+        .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
+        .map(|e| &e["message"]["params"]["_meta"])
+        .collect();
+    assert_eq!(sent[0]["traceparent"], traced(CLIENT_TRACE, CLIENT_SPAN));
+    assert_eq!(sent[0]["tracestate"], "vendor=1");
 }
