@@ -107,12 +107,68 @@ fn observed_config(dir: &Path) -> std::path::PathBuf {
 
 /// The metric samples (no comments, no histogram buckets), by series.
 fn samples(text: &str) -> BTreeMap<String, String> {
-    text.lines()
+    let kept: Vec<&str> = text
+        .lines()
         .filter(|l| !l.starts_with('#') && !l.contains("_bucket{"))
+        .collect();
+    samples_of(&kept.join("\n"))
+}
+
+/// Asserts that the scraped `text` has each `SERIES VALUE` line of `want`, and, of the series
+/// that start with `exact`, no other.
+fn assert_samples(text: &str, want: &str, exact: &str) {
+    let samples = samples(text);
+    let wanted = samples_of(want);
+    for (series, value) in &wanted {
+        assert_eq!(samples.get(series), Some(value), "{series} in\n{text}");
+    }
+    let more: Vec<&String> = samples
+        .keys()
+        .filter(|s| s.starts_with(exact) && !wanted.contains_key(*s))
+        .collect();
+    assert!(more.is_empty(), "{more:?} in\n{text}");
+}
+
+fn samples_of(lines: &str) -> BTreeMap<String, String> {
+    lines
+        .lines()
         .filter_map(|l| l.rsplit_once(' '))
         .map(|(series, value)| (series.to_owned(), value.to_owned()))
         .collect()
 }
+
+/// The metrics after the two sessions' script (histograms by their counts).
+const WANT_METRICS: &str = r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="ok"} 5
+mcpx_calls_total{server="demo",tool="get-sum",outcome="rejected"} 3
+mcpx_calls_total{server="demo",tool="get-sum",outcome="tool_error"} 1
+mcpx_calls_total{server="demo",tool="drifting-output",outcome="ok"} 2
+mcpx_calls_total{server="demo",tool="echo",outcome="ok"} 1
+mcpx_calls_total{server="faulty",tool="crash",outcome="upstream_error"} 1
+mcpx_calls_total{server="faulty",tool="slow",outcome="timeout"} 1
+mcpx_calls_total{server="",tool="",outcome="unknown_tool"} 1
+mcpx_output_warnings_total{server="demo",tool="drifting-output"} 2
+mcpx_calls_in_flight 0
+mcpx_sessions 2
+mcpx_upstream_up{server="demo"} 1
+mcpx_upstream_up{server="faulty"} 1
+mcpx_upstream_restarts_total{server="demo"} 0
+mcpx_upstream_restarts_total{server="faulty"} 1
+mcpx_call_duration_seconds_count{server="demo"} 12
+mcpx_call_duration_seconds_count{server="faulty"} 2
+mcpx_call_duration_seconds_count{server=""} 1
+mcpx_gateway_overhead_seconds_count{server="demo"} 12
+mcpx_tool_list_compile_seconds_count{server="demo"} 1
+mcpx_tool_list_compile_seconds_count{server="faulty"} 2
+mcpx_dropped_log_lines_total 0
+mcpx_dropped_audit_lines_total 0"#;
+
+/// The metrics after the stdio session's calls.
+const WANT_STDIO_METRICS: &str = r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="ok"} 1
+mcpx_calls_total{server="demo",tool="get-sum",outcome="rejected"} 1
+mcpx_calls_total{server="demo",tool="book-table",outcome="ok"} 1
+mcpx_refused_answers_total{server="demo"} 1
+mcpx_sessions 1
+mcpx_calls_in_flight 0"#;
 
 /// The audit file's lines once it holds `count` (without their times, which are checked to be
 /// RFC 3339 UTC).
@@ -270,84 +326,10 @@ async fn metrics_and_audit_lines_after_a_scripted_mix_from_two_sessions() {
         mcpgateway::METRICS_CONTENT_TYPE
     );
     let text = scraped.text().await.unwrap();
-    let samples = samples(&text);
-    let counted = |series: &str| samples.get(series).cloned().unwrap_or_default();
-    let calls: BTreeMap<&String, &String> = samples
-        .iter()
-        .filter(|(series, _)| series.starts_with("mcpx_calls_total{"))
-        .collect();
-    let want = [
-        (
-            r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="ok"}"#,
-            "5",
-        ),
-        (
-            r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="rejected"}"#,
-            "3",
-        ),
-        (
-            r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="tool_error"}"#,
-            "1",
-        ),
-        (
-            r#"mcpx_calls_total{server="demo",tool="drifting-output",outcome="ok"}"#,
-            "2",
-        ),
-        (
-            r#"mcpx_calls_total{server="demo",tool="echo",outcome="ok"}"#,
-            "1",
-        ),
-        (
-            r#"mcpx_calls_total{server="faulty",tool="crash",outcome="upstream_error"}"#,
-            "1",
-        ),
-        (
-            r#"mcpx_calls_total{server="faulty",tool="slow",outcome="timeout"}"#,
-            "1",
-        ),
-        (
-            r#"mcpx_calls_total{server="",tool="",outcome="unknown_tool"}"#,
-            "1",
-        ),
-    ];
-    assert_eq!(calls.len(), want.len(), "{text}");
-    for (series, value) in want {
-        assert_eq!(counted(series), value, "{series} in\n{text}");
-    }
-    for (series, value) in [
-        (
-            r#"mcpx_output_warnings_total{server="demo",tool="drifting-output"}"#,
-            "2",
-        ),
-        ("mcpx_calls_in_flight", "0"),
-        ("mcpx_sessions", "2"),
-        (r#"mcpx_upstream_up{server="demo"}"#, "1"),
-        (r#"mcpx_upstream_up{server="faulty"}"#, "1"),
-        (r#"mcpx_upstream_restarts_total{server="demo"}"#, "0"),
-        (r#"mcpx_upstream_restarts_total{server="faulty"}"#, "1"),
-        (r#"mcpx_call_duration_seconds_count{server="demo"}"#, "12"),
-        (r#"mcpx_call_duration_seconds_count{server="faulty"}"#, "2"),
-        (r#"mcpx_call_duration_seconds_count{server=""}"#, "1"),
-        (
-            r#"mcpx_gateway_overhead_seconds_count{server="demo"}"#,
-            "12",
-        ),
-        (
-            r#"mcpx_tool_list_compile_seconds_count{server="demo"}"#,
-            "1",
-        ),
-        (
-            r#"mcpx_tool_list_compile_seconds_count{server="faulty"}"#,
-            "2",
-        ),
-        ("mcpx_dropped_log_lines_total", "0"),
-        ("mcpx_dropped_audit_lines_total", "0"),
-    ] {
-        assert_eq!(counted(series), value, "{series} in\n{text}");
-    }
+    assert_samples(&text, WANT_METRICS, "mcpx_calls_total{");
     assert!(!text.contains("refused_answers_total{"), "{text}");
     // The timeout took at least its 3 s, all of it upstream.
-    let slowest: f64 = counted(r#"mcpx_call_duration_seconds_sum{server="faulty"}"#)
+    let slowest: f64 = samples(&text)[r#"mcpx_call_duration_seconds_sum{server="faulty"}"#]
         .parse()
         .unwrap();
     assert!(slowest >= 3.0, "{text}");
@@ -497,30 +479,7 @@ async fn stdio_metrics_a_refused_answer_and_spans_that_continue_the_clients_trac
         .expect("the metrics address in the log");
     assert!(address.starts_with("http://127.0.0.1:"), "{address}");
     let text = reqwest::get(&address).await.unwrap().text().await.unwrap();
-    let samples = samples(&text);
-    for (series, value) in [
-        (
-            r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="ok"}"#,
-            "1",
-        ),
-        (
-            r#"mcpx_calls_total{server="demo",tool="get-sum",outcome="rejected"}"#,
-            "1",
-        ),
-        (
-            r#"mcpx_calls_total{server="demo",tool="book-table",outcome="ok"}"#,
-            "1",
-        ),
-        (r#"mcpx_refused_answers_total{server="demo"}"#, "1"),
-        ("mcpx_sessions", "1"),
-        ("mcpx_calls_in_flight", "0"),
-    ] {
-        assert_eq!(
-            samples.get(series).map(String::as_str),
-            Some(value),
-            "{series} in\n{text}"
-        );
-    }
+    assert_samples(&text, WANT_STDIO_METRICS, "mcpx_calls_total{");
 
     // Spans go when mcpx stops (or every few seconds): stop it.
     client.close().await;
