@@ -3,10 +3,12 @@
 //! they sit on stay as they were.
 
 use crate::bridge::Bridge;
+use crate::conversation::Conversation;
 use crate::gateway::Hub;
 use crate::upstream::{Report, State, Upstream};
 use crate::{Gateway, Observe};
 use mcpclient::ElicitationRequest;
+use serde_json::Value;
 
 impl Gateway {
     /// The gateway's metrics, audit log and tracer.
@@ -51,6 +53,32 @@ impl Hub {
             let (listing, took) = running.client.tools_compiled();
             observe.compiled(upstream.name(), listing, took, connected);
         }
+    }
+}
+
+impl Hub {
+    /// A modern client's `inputResponses` were refused (`invalid`, whose `data.violations` are
+    /// the lines): counted and audited as a refused answer, under the server the conversation
+    /// called.
+    pub(crate) fn observe_refused_input(&self, call: &Conversation, invalid: &Value) {
+        let lines: Vec<String> = invalid
+            .pointer("/data/violations")
+            .and_then(Value::as_array)
+            .map(|lines| {
+                lines
+                    .iter()
+                    .filter_map(|l| l.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let server = call
+            .session
+            .upstreams_called()
+            .first()
+            .map_or("", |index| self.upstream_name(*index));
+        self.options
+            .observe
+            .refused_answer(Some(call.session.serial), server, &lines);
     }
 }
 
