@@ -235,6 +235,42 @@ mod tests {
     }
 
     #[test]
+    fn a_full_queue_drops_instead_of_waiting() {
+        // A queue of two that nobody drains.
+        let (lines, _queued) = sync_channel(2);
+        let audit = Audit {
+            lines,
+            pending: Arc::default(),
+            arguments: false,
+            secrets: Vec::new(),
+        };
+        let entry = Entry {
+            session: None,
+            server: "demo",
+            tool: "echo",
+            verdict: "ok",
+            lines: &[],
+            arguments: None,
+            trace_id: None,
+        };
+        let written: Vec<bool> = (0..5).map(|_| audit.write(&entry)).collect();
+        assert_eq!(written, [true, true, false, false, false]);
+        // Flushing gives up after its grace instead of waiting for a writer that never comes.
+        audit.flush(Duration::from_millis(20));
+        let observe = crate::Observe {
+            inner: Arc::new(super::super::Inner {
+                audit: Some(audit),
+                ..super::super::Inner::default()
+            }),
+        };
+        observe.refused_answer(None, "demo", &[]);
+        assert!(observe
+            .metrics_text()
+            .lines()
+            .any(|l| l == "mcpx_dropped_audit_lines_total 1"));
+    }
+
+    #[test]
     fn arguments_are_left_out_unless_asked_for() {
         let dir = tempfile::tempdir().unwrap();
         let options = AuditOptions {

@@ -56,11 +56,11 @@ pub enum ObserveError {
 /// the default has metrics only.
 #[derive(Clone, Default)]
 pub struct Observe {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 #[derive(Default)]
-struct Inner {
+pub(super) struct Inner {
     metrics: Metrics,
     audit: Option<Audit>,
     traces: Option<Traces>,
