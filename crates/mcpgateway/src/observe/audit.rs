@@ -234,6 +234,19 @@ mod tests {
         assert_eq!(line["verdict"], "rejected");
     }
 
+    /// The verdict `ok` of a call to `echo`, with `arguments`.
+    fn echoed(arguments: Option<&str>) -> Entry<'_> {
+        Entry {
+            session: None,
+            server: "demo",
+            tool: "echo",
+            verdict: "ok",
+            lines: &[],
+            arguments,
+            trace_id: None,
+        }
+    }
+
     #[test]
     fn a_full_queue_drops_instead_of_waiting() {
         // A queue of two that nobody drains.
@@ -244,15 +257,7 @@ mod tests {
             arguments: false,
             secrets: Vec::new(),
         };
-        let entry = Entry {
-            session: None,
-            server: "demo",
-            tool: "echo",
-            verdict: "ok",
-            lines: &[],
-            arguments: None,
-            trace_id: None,
-        };
+        let entry = echoed(None);
         let written: Vec<bool> = (0..5).map(|_| audit.write(&entry)).collect();
         assert_eq!(written, [true, true, false, false, false]);
         // Flushing gives up after its grace instead of waiting for a writer that never comes.
@@ -278,15 +283,7 @@ mod tests {
             ..AuditOptions::default()
         };
         let audit = Audit::open(&options).unwrap();
-        let entry = Entry {
-            session: None,
-            server: "demo",
-            tool: "echo",
-            verdict: "ok",
-            lines: &[],
-            arguments: Some(r#"{"text":"private"}"#),
-            trace_id: None,
-        };
+        let entry = echoed(Some(r#"{"text":"private"}"#));
         assert!(audit.write(&entry));
         audit.flush(Duration::from_secs(5));
         let text = std::fs::read_to_string(&options.file).unwrap();
