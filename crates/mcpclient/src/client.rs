@@ -241,6 +241,8 @@ pub struct Client {
 /// The tools kept for calls, and which listing they came from.
 #[derive(Default)]
 struct Listed {
+    /// How long compiling the schemas of this listing took.
+    compiled_in: Duration,
     listing: u64,
     tools: Arc<Vec<Tool>>,
     /// Until when a modern server said the list stays fresh (`ttlMs` of its first page).
@@ -417,6 +419,13 @@ impl Client {
     /// The tools of the last list (re-listed by itself when the server says they changed).
     pub fn tools(&self) -> Arc<Vec<Tool>> {
         self.inner.kept_tools()
+    }
+
+    /// The number of the tool list kept (listings are numbered from 1 as they start; 0 before
+    /// the first) and how long compiling its schemas took, yields to other tasks left out.
+    pub fn tools_compiled(&self) -> (u64, Duration) {
+        let kept = self.inner.tools.read().unwrap_or_else(|p| p.into_inner());
+        (kept.listing, kept.compiled_in)
     }
 
     /// Lists every tool (all pages), compiles their schemas once and keeps them for calls.
@@ -898,8 +907,11 @@ impl Inner {
         // blocking pool instead, the compiled schemas took about a third more memory: another
         // allocator arena.)
         let mut tools = Vec::with_capacity(listed.len());
+        let mut compiled_in = Duration::ZERO;
         for raw in listed {
+            let compiling = std::time::Instant::now();
             tools.extend(Tool::new(raw));
+            compiled_in += compiling.elapsed();
             tokio::task::yield_now().await;
         }
         for tool in &tools {
@@ -941,6 +953,7 @@ impl Inner {
                 listing,
                 tools: tools.clone(),
                 fresh_until,
+                compiled_in,
             };
         }
         Ok((tools, warnings))

@@ -35,6 +35,8 @@ pub(crate) struct Bridge {
     pub(crate) name: String,
     /// How long a client has to answer.
     pub(crate) timeout: Duration,
+    /// Where a refused answer is counted and audited.
+    pub(crate) observe: crate::Observe,
     /// The one session a per-session connection belongs to: everything it asks is that
     /// session's.
     pub(crate) session: Option<Weak<Session>>,
@@ -122,6 +124,7 @@ impl ElicitationHandler for Bridge {
     ) -> BoxFuture<'a, ElicitationAnswer> {
         Box::pin(async move {
             if let Some(first) = problems.first() {
+                self.refused(request, problems);
                 // The client's answer did not match: it is not forwarded, and the client is
                 // not asked twice (it already gave its answer).
                 return ElicitationAnswer::Refuse(ErrorObject {

@@ -95,6 +95,7 @@ impl Gateway {
             parked: crate::conversation::Parked::default(),
             exposure: crate::exposure::State::default(),
         });
+        inner.observe_upstreams();
         for upstream in inner.upstreams.iter() {
             if upstream.starts_eagerly(inner.options.lazy) {
                 inner.supervise(upstream);
@@ -107,6 +108,7 @@ impl Gateway {
     pub fn open_session(&self, outbox: impl Outbox) -> Arc<Session> {
         let session = Arc::new(Session::new(Box::new(outbox)));
         self.hub.registry.register(&session);
+        self.hub.observe_sessions();
         session
     }
 
@@ -256,6 +258,7 @@ impl upstream::Supervisor for Hub {
             // Its supervisor was stopped on the way; what it started is dropped.
             return;
         }
+        self.observe_report(upstream, &report);
         match report {
             upstream::Report::State(state) => self.transition(upstream, state),
             upstream::Report::ListsChanged => self.changed(),
@@ -307,6 +310,7 @@ impl Hub {
             upstream: index,
             name: self.upstreams[index].name().to_owned(),
             timeout: self.options.timeout,
+            observe: self.options.observe.clone(),
             session,
         }
     }
@@ -366,6 +370,7 @@ impl Hub {
         session.close();
         self.close_instances(session);
         self.registry.forget(session);
+        self.observe_sessions();
         let gone = session.take_subscriptions();
         if gone.is_empty() && session.log_level().is_none() {
             return;

@@ -216,7 +216,9 @@ pub async fn serve_http(
         refusals: RateLimitedLog::new("a request refused"),
         protection,
     });
-    let mut app = Router::new().route(MCP_PATH, any(endpoint));
+    let mut app = Router::new()
+        .route(MCP_PATH, any(endpoint))
+        .route(crate::METRICS_PATH, get(metrics));
     if front.protection.is_some() {
         let suffixed = format!("{METADATA_PATH}{MCP_PATH}");
         app = app
@@ -488,6 +490,20 @@ async fn endpoint(
         )
             .into_response(),
     }
+}
+
+/// `GET /metrics`, admitted as the MCP endpoint is (Origin, Host, then the bearer token or an
+/// OAuth access token): the metrics name every server and tool and show how they are used.
+async fn metrics(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    if let Err(refused) = front.admit(&headers) {
+        return refused.into_response();
+    }
+    if let Some(protection) = &front.protection {
+        if let Err(refused) = protection.admit(&headers).await {
+            return refused;
+        }
+    }
+    front.gateway.observe().metrics_response()
 }
 
 async fn resource_metadata(State(front): State<Arc<Front>>) -> Response {

@@ -32,6 +32,8 @@ mod listen;
 mod modern;
 mod mrtr;
 mod naming;
+mod observe;
+mod observed;
 mod options;
 mod question;
 mod ratelog;
@@ -68,6 +70,11 @@ pub use listen::MAX_LISTEN_RESOURCES;
 pub use modern::{supported_versions, MODERN_VERSIONS};
 pub use mrtr::{MAX_PARKED_CALLS, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
+pub use observe::{
+    serve_metrics, AuditOptions, Observe, ObserveError, TracesError, AUDIT_FLUSH_GRACE,
+    EXPORT_TIMEOUT, MAX_QUEUED_AUDIT_LINES, MAX_TOOL_LABELS_PER_SERVER, METRICS_CONTENT_TYPE,
+    METRICS_PATH, MIN_SECRET_CHARS, OTHER_TOOL, REDACTED, TRACES_FLUSH_GRACE,
+};
 pub use options::{
     DownstreamDialect, GatewayOptions, InvalidArguments, Isolation, UpstreamConfig,
     HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_CONCURRENT_STARTS, PROBE_TIMEOUT,

@@ -206,6 +206,7 @@ impl Hub {
             Some(handle) => {
                 let mut call = self.unpark(&handle, method, &name)?;
                 if let Err(invalid) = call.resume(members.get("inputResponses")) {
+                    self.observe_refused_input(&call, &invalid);
                     // Kept for a corrected answer under the same requestState.
                     self.park(call, Some(handle))?;
                     return Err(invalid);
@@ -346,6 +347,12 @@ mod tests {
             "$.n: got string, want integer"
         );
         assert_eq!(call.pending.len(), 1, "still waiting for a valid answer");
+        gateway.hub.observe_refused_input(&call, &refused);
+        assert!(gateway
+            .observe()
+            .metrics_text()
+            .lines()
+            .any(|l| l == r#"mcpx_refused_answers_total{server=""} 1"#));
         call.resume(Some(&answer(
             r#"{"input-1":{"action":"accept","content":{"n":3}}}"#,
         )))

@@ -131,6 +131,8 @@ pub struct GatewayOptions {
     pub downstream_dialect: DownstreamDialect,
     /// Which tools are listed directly and which behind the gateway's search tools.
     pub exposure: crate::ExposureOptions,
+    /// Metrics, the audit log and traces ([`crate::Observe`]).
+    pub observe: crate::Observe,
 }
 
 impl Default for GatewayOptions {
@@ -142,6 +144,7 @@ impl Default for GatewayOptions {
             input_ttl: crate::PARKED_TTL,
             downstream_dialect: DownstreamDialect::Original,
             exposure: crate::ExposureOptions::default(),
+            observe: crate::Observe::default(),
         }
     }
 }

@@ -351,8 +351,16 @@ impl Hub {
             crate::search_tools::Meta::Forward(name) => name,
             crate::search_tools::Meta::Answered(answer) => return answer,
         };
-        let route = self.route_tool(&exposed).await?;
-        let running = self.connection_for(session, route.upstream).await?;
+        let mut seen = self.options.observe.call(session.serial, &exposed, &params);
+        let route = self
+            .route_tool(&exposed)
+            .await
+            .inspect_err(|_| seen.unrouted())?;
+        seen.routed(self.upstreams[route.upstream].name(), &route.name);
+        let running = self
+            .connection_for(session, route.upstream)
+            .await
+            .inspect_err(|_| seen.unreachable())?;
         let _turn = self.turn(session, route.upstream).await;
         session.calls(id, route.upstream);
         let tagged = self.registry.tag(session, id);
@@ -389,6 +397,7 @@ impl Hub {
             }
         };
         tokio::pin!(call);
+        seen.sending();
         let outcome = loop {
             tokio::select! {
                 outcome = &mut call => break outcome,
@@ -400,6 +409,7 @@ impl Hub {
                 forward(step);
             }
         }
+        seen.returned(&outcome);
         let server = self.upstreams[route.upstream].name();
         match outcome {
             Ok(outcome) => {

@@ -79,7 +79,13 @@ pub struct Session {
     log_level: Mutex<Option<usize>>,
     /// Set for the session of a modern (2026-07-28) request: see [`crate::mrtr`].
     modern: Option<Modern>,
+    /// The session's number in this process, for the audit log and traces (an HTTP session's
+    /// id is a secret, never written).
+    pub(crate) serial: u64,
 }
+
+/// The number of the next session.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
 /// What a modern request's session has instead of `initialize`: its `_meta` and where the
 /// server's questions go (they become `input_required` answers, never requests to the client).
@@ -119,6 +125,7 @@ impl Session {
             subscriptions: Mutex::default(),
             log_level: Mutex::default(),
             modern: None,
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         }
     }
 

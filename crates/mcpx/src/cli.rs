@@ -32,6 +32,15 @@ Exit codes:
   2  mcpx could not do its job: config, spawn, transport, timeout, unreadable files;
      for servers, tools and lint: a server failed to start (the others are still reported)";
 
+/// `--metrics`: an address, or a port on 127.0.0.1.
+fn metrics_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse()
+        .map_err(|_| format!("'{text}' is neither ADDRESS:PORT nor a port"))
+}
+
 #[derive(Debug, Parser)]
 #[command(name = "mcpx", version, about = "Gateway and command-line client for MCP servers, enforcing their tool schemas", after_help = EXIT_CODES)]
 pub(crate) struct Cli {
@@ -156,6 +165,13 @@ pub(crate) enum Command {
         /// added, removed or changed are started, stopped or restarted; the rest go on.
         #[arg(long)]
         watch: bool,
+        /// Serve Prometheus metrics at http://ADDR/metrics (ADDR or a port on 127.0.0.1); the
+        /// HTTP front serves them at /metrics already.
+        #[arg(long, value_name = "ADDR", value_parser = metrics_addr)]
+        metrics: Option<std::net::SocketAddr>,
+        /// Append the audit log (one JSON line per verdict) to FILE, instead of gateway.audit.file.
+        #[arg(long, value_name = "FILE")]
+        audit: Option<std::path::PathBuf>,
     },
     /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
     DemoServer {

@@ -91,6 +91,13 @@ pub struct GatewaySection {
     pub session_idle_timeout: Duration,
     /// `auth`: OAuth access tokens the HTTP front requires.
     pub auth: Option<ResourceAuth>,
+    /// `audit`: where the audit log goes, whether it holds arguments, and the secrets it
+    /// must never show (the values of every `${VAR}` in the file).
+    pub audit: Option<mcpgateway::AuditOptions>,
+    /// `traces.endpoint`: where OTLP spans go.
+    pub traces: Option<String>,
+    /// The values of the `${VAR}`s of the file: never shown in the audit log.
+    pub secrets: Vec<String>,
 }
 
 impl GatewaySection {
@@ -275,6 +282,7 @@ pub fn parse(
         }
     }
     let section = value.get("gateway");
+    let secrets = expanded_values(text, lookup);
     let gateway = GatewaySection {
         invalid_arguments: match section
             .and_then(|g| g.get("invalidArguments"))
@@ -313,8 +321,35 @@ pub fn parse(
         body_read_timeout: seconds(section, "bodyReadTimeout")?
             .unwrap_or(mcpgateway::BODY_READ_TIMEOUT),
         auth: section.and_then(|g| g.get("auth")).map(resource_auth),
+        audit: section
+            .and_then(|g| g.get("audit"))
+            .map(|audit| mcpgateway::AuditOptions {
+                file: audit["file"].as_str().unwrap_or_default().into(),
+                arguments: audit.get("arguments").and_then(Value::as_bool) == Some(true),
+                secrets: secrets.clone(),
+            }),
+        traces: section
+            .and_then(|g| g.pointer("/traces/endpoint"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        secrets,
     };
     Ok((servers, gateway))
+}
+
+/// The values of the `${VAR}`s of the config text that are set: secrets, never to be shown.
+pub fn expanded_values(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        if let Some(value) = lookup(&after[..end]).filter(|v| !values.contains(v)) {
+            values.push(value);
+        }
+        rest = &after[end + 1..];
+    }
+    values
 }
 
 /// A server's `auth` section (the schema checked its shape), `${VAR}` expanded in each string.

@@ -95,6 +95,8 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             lazy,
             timeout,
             watch,
+            metrics,
+            ref audit,
         } => {
             let config = config()?;
             let serve = commands::serve::Serve {
@@ -103,6 +105,8 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 lazy,
                 timeout: std::time::Duration::from_secs(timeout),
                 watch,
+                metrics,
+                audit: audit.clone(),
             };
             commands::serve::run(&config, serve)
         }

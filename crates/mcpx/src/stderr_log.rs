@@ -34,6 +34,8 @@ struct State {
     pending: AtomicUsize,
     /// Lines dropped because the queue was full.
     dropped: AtomicU64,
+    /// Where dropped lines are counted too (`mcpx_dropped_log_lines_total`).
+    metrics: std::sync::OnceLock<mcpgateway::Observe>,
 }
 
 impl StderrLog {
@@ -56,6 +58,11 @@ impl StderrLog {
         StderrLog { lines, state }
     }
 
+    /// Counts the lines dropped from now on in `observe`'s metrics too.
+    pub(crate) fn count_drops_in(&self, observe: &mcpgateway::Observe) {
+        let _ = self.state.metrics.set(observe.clone());
+    }
+
     /// Lines dropped so far because standard error was not read fast enough.
     pub(crate) fn dropped(&self) -> u64 {
         self.state.dropped.load(Ordering::Relaxed)
@@ -74,6 +81,9 @@ impl StderrLog {
         if self.lines.try_send(line).is_err() {
             self.state.pending.fetch_sub(1, Ordering::AcqRel);
             self.state.dropped.fetch_add(1, Ordering::Relaxed);
+            if let Some(observe) = self.state.metrics.get() {
+                observe.dropped_log_line();
+            }
         }
     }
 }

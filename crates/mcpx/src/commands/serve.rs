@@ -20,6 +20,57 @@ pub(crate) struct Serve {
     pub(crate) timeout: Duration,
     /// Reload the config when its file changes (SIGHUP reloads it either way).
     pub(crate) watch: bool,
+    /// Where to serve metrics besides the HTTP front's /metrics.
+    pub(crate) metrics: Option<SocketAddr>,
+    /// The audit log's file, over the config's.
+    pub(crate) audit: Option<std::path::PathBuf>,
+}
+
+/// The metrics, the audit log (`gateway.audit`, or `--audit FILE`) and the traces
+/// (`gateway.traces`) as configured. The audit log never shows the values of the config's
+/// `${VAR}`s, nor the bearer token.
+fn observe(config: &Config, serve: &Serve) -> anyhow::Result<mcpgateway::Observe> {
+    let mut audit = config.gateway.audit.clone();
+    if let Some(file) = &serve.audit {
+        audit
+            .get_or_insert_with(|| mcpgateway::AuditOptions {
+                secrets: config.gateway.secrets.clone(),
+                ..mcpgateway::AuditOptions::default()
+            })
+            .file
+            .clone_from(file);
+    }
+    if let (Some(audit), Some(token)) = (&mut audit, &serve.token) {
+        audit.secrets.push(token.clone());
+    }
+    Ok(mcpgateway::Observe::new(
+        audit.as_ref(),
+        config.gateway.traces.as_deref(),
+    )?)
+}
+
+/// Serves the metrics on `addr` (`--metrics`) until the gateway stops; beyond loopback only
+/// with a token, which scrapers must then send.
+async fn serve_metrics(
+    observe: mcpgateway::Observe,
+    addr: SocketAddr,
+    token: Option<String>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    if !addr.ip().is_loopback() && token.is_none() {
+        return Err(mcpgateway::HttpError::TokenRequired { addr }.into());
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} for metrics"))?;
+    let local = listener.local_addr()?;
+    tracing::info!("metrics on http://{local}{}", mcpgateway::METRICS_PATH);
+    Ok(tokio::spawn(async move {
+        let served =
+            mcpgateway::serve_metrics(observe, listener, token, std::future::pending()).await;
+        if let Err(error) = served {
+            tracing::warn!(%error, "the metrics endpoint failed");
+        }
+    }))
 }
 
 /// Logs to stderr (never stdout: on the stdio front it carries the protocol), filtered by
@@ -112,6 +163,8 @@ fn raise_open_files() {
 
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     let log = log_to_stderr();
+    let observe = observe(config, &serve)?;
+    log.count_drops_in(&observe);
     raise_open_files();
     // The stdio front has one client: one thread for the async work, since handing each frame
     // between worker threads cost more than a second thread gave (BENCHMARKS.md). The HTTP
@@ -136,7 +189,12 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             exposure: config.gateway.exposure.clone(),
             lazy: serve.lazy,
             timeout: serve.timeout,
+            observe: observe.clone(),
             ..GatewayOptions::default()
+        };
+        let metrics = match serve.metrics {
+            Some(addr) => Some(serve_metrics(observe.clone(), addr, serve.token.clone()).await?),
+            None => None,
         };
         let gateway = Gateway::start(applied.upstreams(), options);
         let reloads = tokio::spawn(super::reload::reloads(
@@ -189,6 +247,9 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         };
         reloads.abort();
         gateway.shutdown().await;
+        if let Some(metrics) = metrics {
+            metrics.abort();
+        }
         tracing::info!(
             rejected_calls = gateway.rejected_calls(),
             output_warnings = gateway.output_warnings(),
@@ -197,6 +258,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         );
         served.map(|()| ExitCode::SUCCESS)
     });
+    observe.flush();
     log.flush(LOG_FLUSH_GRACE);
     served
 }
