@@ -18,7 +18,8 @@ use crate::discovery::canonical;
 use crate::store::{client_key, load, save, tokens_key};
 use crate::token::{self, now};
 use crate::{
-    discover, AuthError, Challenge, ClientRecord, Discovery, Loopback, Secret, Store, TokenRecord,
+    discover, AuthError, Challenge, ClientRecord, Discovery, Loopback, PrivateKey, Secret, Store,
+    TokenRecord,
 };
 
 /// Most scope step-ups one authorizer attempts: with the first login, three authorization
@@ -52,6 +53,8 @@ pub struct AuthConfig {
     pub client_id: Option<String>,
     /// Its secret.
     pub client_secret: Option<Secret>,
+    /// Its private key, for `private_key_jwt` authentication in place of a secret.
+    pub private_key: Option<PrivateKey>,
     /// The scopes to ask for; when absent, the server's challenge or metadata says.
     pub scopes: Option<Vec<String>>,
     /// Which grant.
@@ -270,6 +273,7 @@ impl Authorizer {
             client_id: tokens.client_id.clone(),
             client_secret: None,
             auth_method: None,
+            private_key: None,
         });
         let answer = token::request(
             &self.http,
@@ -310,6 +314,7 @@ impl Authorizer {
                 client_id: id.clone(),
                 client_secret: self.config.client_secret.clone(),
                 auth_method: None,
+                private_key: self.config.private_key.clone(),
             }));
         }
         if let (true, Some(url)) = (
@@ -321,6 +326,7 @@ impl Authorizer {
                 client_id: url.clone(),
                 client_secret: None,
                 auth_method: Some("none".to_owned()),
+                private_key: None,
             }));
         }
         let kept: Option<ClientRecord> = load(self.store.as_ref(), &client_key(issuer))?;
@@ -354,7 +360,7 @@ impl Authorizer {
             Grant::ClientCredentials => {
                 let client = self.stored_client(&discovery)?.ok_or_else(|| AuthError::NoClient {
                     issuer: discovery.server.issuer.clone(),
-                    message: "the client-credentials grant needs `auth.clientId` and `auth.clientSecret`".to_owned(),
+                    message: "the client-credentials grant needs `auth.clientId` and `auth.clientSecret` or `auth.privateKey`".to_owned(),
                 })?;
                 token::request(
                     &self.http,

@@ -48,6 +48,9 @@ pub struct ServerMetadata {
     /// How clients may authenticate at the token endpoint (default `client_secret_basic`).
     #[serde(default)]
     pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
+    /// The algorithms it takes for `private_key_jwt` assertions.
+    #[serde(default)]
+    pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
     /// It fetches Client ID Metadata Documents.
     #[serde(default)]
     pub client_id_metadata_document_supported: bool,
@@ -180,6 +183,7 @@ pub async fn discover(
                 issuer,
                 scopes_supported: None,
                 token_endpoint_auth_methods_supported: None,
+                token_endpoint_auth_signing_alg_values_supported: None,
                 client_id_metadata_document_supported: false,
                 authorization_response_iss_parameter_supported: false,
                 code_challenge_methods_supported: None,

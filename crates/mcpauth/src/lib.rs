@@ -11,10 +11,13 @@
 //! client-credentials grant.
 //!
 //! [`Authorizer`] ties it together as the [`mcpclient::HttpAuth`] of an HTTP transport.
+//! A confidential client authenticates with its secret, or with a JWT signed by its private key
+//! (`private_key_jwt`, RFC 7523).
 //! Secrets are [`Secret`]s: their `Debug` is redacted, and no error carries one.
 
 #![deny(missing_docs)]
 
+mod assertion;
 mod authorizer;
 mod challenge;
 mod discovery;
@@ -26,6 +29,7 @@ mod secret;
 mod store;
 mod token;
 
+pub use assertion::{PrivateKey, ASSERTION_LIFETIME};
 pub use authorizer::{
     AuthConfig, Authorizer, Grant, Interaction, Status, MAX_GRANTS, MAX_STEP_UPS, REFRESH_MARGIN,
 };

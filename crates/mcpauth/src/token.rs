@@ -1,5 +1,6 @@
 //! Requests to the token endpoint, through `oauth2`: the code exchange with its PKCE verifier,
-//! refresh, and the client-credentials grant, each with the `resource` indicator (RFC 8707).
+//! refresh, and the client-credentials grant, each with the `resource` indicator (RFC 8707) and
+//! the client's authentication (none, its secret, or a signed assertion).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -10,6 +11,7 @@ use oauth2::{
     Scope, TokenResponse, TokenUrl,
 };
 
+use crate::assertion::{self, ASSERTION_TYPE, PRIVATE_KEY_JWT};
 use crate::{AuthError, ClientRecord, Secret, ServerMetadata, TokenRecord};
 
 type Oauth = BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
@@ -56,14 +58,18 @@ fn oauth(
         );
     }
     let method = client.auth_method(server);
-    if let (Some(secret), true) = (&client.client_secret, method != "none") {
+    let with_secret = !matches!(method, "none" | PRIVATE_KEY_JWT);
+    if let (Some(secret), true) = (&client.client_secret, with_secret) {
         oauth = oauth.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
     }
-    Ok(oauth.set_auth_type(if method == "client_secret_post" {
-        AuthType::RequestBody
-    } else {
-        AuthType::BasicAuth
-    }))
+    // An assertion goes in the body, beside the client id (RFC 7523 §2.2).
+    Ok(oauth.set_auth_type(
+        if matches!(method, "client_secret_post" | PRIVATE_KEY_JWT) {
+            AuthType::RequestBody
+        } else {
+            AuthType::BasicAuth
+        },
+    ))
 }
 
 /// The URL that asks `server` to authorize `client` for `resource` with `scopes`.
@@ -106,25 +112,40 @@ pub(crate) async fn request(
 ) -> Result<TokenRecord, AuthError> {
     let send = crate::fetch::OauthHttp(http);
     let scope = (!scopes.is_empty()).then(|| Scope::new(scopes.join(" ")));
+    let mut extra = vec![("resource", resource.to_owned())];
+    if client.auth_method(server) == PRIVATE_KEY_JWT {
+        let key = client.private_key.as_ref().ok_or_else(|| AuthError::NoClient {
+            issuer: server.issuer.clone(),
+            message: "the client authenticates with `private_key_jwt`: give `auth.privateKey` or `auth.privateKeyFile`".to_owned(),
+        })?;
+        extra.push(("client_assertion_type", ASSERTION_TYPE.to_owned()));
+        extra.push((
+            "client_assertion",
+            assertion::sign(key, &client.client_id, server)?,
+        ));
+    }
     let answer = match grant {
         Grant::Code {
             code,
             verifier,
             redirect_uri,
         } => {
-            oauth(server, client, Some(redirect_uri))?
+            let oauth = oauth(server, client, Some(redirect_uri))?;
+            let mut request = oauth
                 .exchange_code(AuthorizationCode::new(code))
-                .set_pkce_verifier(verifier)
-                .add_extra_param("resource", resource)
-                .request_async(&send)
-                .await
+                .set_pkce_verifier(verifier);
+            for (name, value) in extra {
+                request = request.add_extra_param(name, value);
+            }
+            request.request_async(&send).await
         }
         Grant::Refresh(token) => {
             let token = RefreshToken::new(token.expose().to_owned());
             let oauth = oauth(server, client, None)?;
-            let mut request = oauth
-                .exchange_refresh_token(&token)
-                .add_extra_param("resource", resource);
+            let mut request = oauth.exchange_refresh_token(&token);
+            for (name, value) in extra {
+                request = request.add_extra_param(name, value);
+            }
             if let Some(scope) = scope {
                 request = request.add_scope(scope);
             }
@@ -132,9 +153,10 @@ pub(crate) async fn request(
         }
         Grant::ClientCredentials => {
             let oauth = oauth(server, client, None)?;
-            let mut request = oauth
-                .exchange_client_credentials()
-                .add_extra_param("resource", resource);
+            let mut request = oauth.exchange_client_credentials();
+            for (name, value) in extra {
+                request = request.add_extra_param(name, value);
+            }
             if let Some(scope) = scope {
                 request = request.add_scope(scope);
             }
