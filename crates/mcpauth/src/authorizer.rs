@@ -415,8 +415,8 @@ impl Authorizer {
         let server = &discovery.server;
         let loopback = Loopback::bind().await?;
         let redirect_uri = loopback.redirect_uri().to_owned();
-        let client = match self.stored_client(discovery)? {
-            Some(client) => client,
+        let (client, registered) = match self.stored_client(discovery)? {
+            Some(client) => (client, false),
             None => {
                 let client = crate::registration::register(
                     &self.http,
@@ -425,8 +425,7 @@ impl Authorizer {
                     &["authorization_code", "refresh_token"],
                 )
                 .await?;
-                save(self.store.as_ref(), &client_key(&server.issuer), &client)?;
-                client
+                (client, true)
             }
         };
         let request =
@@ -462,7 +461,7 @@ impl Authorizer {
         let code = callback
             .code
             .ok_or_else(|| AuthError::Callback("it has no code".to_owned()))?;
-        token::request(
+        let tokens = token::request(
             &self.http,
             server,
             &client,
@@ -474,7 +473,12 @@ impl Authorizer {
             &discovery.resource,
             scopes,
         )
-        .await
+        .await?;
+        // Kept only once it has worked: a failed login leaves nothing behind.
+        if registered {
+            save(self.store.as_ref(), &client_key(&server.issuer), &client)?;
+        }
+        Ok(tokens)
     }
 
     async fn header_now(&self) -> Result<Option<AuthHeader>, AuthError> {
