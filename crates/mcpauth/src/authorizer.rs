@@ -11,10 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcpclient::{AuthFailure, AuthHeader, BoxFuture, HttpAuth, Refusal};
+use mcpclient::{AuthFailure, AuthHeader, AuthTarget, BoxFuture, HttpAuth, Refusal};
 use url::Url;
 
 use crate::discovery::canonical;
+use crate::dpop::{DpopKey, DPOP_ALGORITHM, DPOP_SCHEME, USE_DPOP_NONCE};
+use crate::fetch::Dpop;
 use crate::store::{client_key, load, save, tokens_key};
 use crate::token::{self, now};
 use crate::{
@@ -96,6 +98,8 @@ pub struct Authorizer {
     state: tokio::sync::Mutex<State>,
     /// Changes whenever the tokens do ([`AuthHeader::stamp`]).
     stamp: AtomicU64,
+    /// The authorization server's latest DPoP nonce.
+    as_nonce: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Default)]
@@ -105,6 +109,10 @@ struct State {
     discovery: Option<Discovery>,
     step_ups: u32,
     grants: u32,
+    /// The DPoP key new tokens are bound to, when the authorization server offers DPoP.
+    dpop: Option<Arc<DpopKey>>,
+    /// The MCP server's latest DPoP nonce.
+    rs_nonce: Option<String>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -139,6 +147,7 @@ impl Authorizer {
             http: crate::fetch::client()?,
             state: tokio::sync::Mutex::default(),
             stamp: AtomicU64::new(0),
+            as_nonce: std::sync::Mutex::default(),
         })
     }
 
@@ -275,6 +284,11 @@ impl Authorizer {
             auth_method: None,
             private_key: None,
         });
+        let key = self.dpop_key(state, &discovery.server)?;
+        let dpop = key.as_deref().map(|key| Dpop {
+            key,
+            nonce: &self.as_nonce,
+        });
         let answer = token::request(
             &self.http,
             &discovery.server,
@@ -282,6 +296,7 @@ impl Authorizer {
             token::Grant::Refresh(refresh),
             &discovery.resource,
             &[],
+            dpop,
         )
         .await;
         match answer {
@@ -303,6 +318,34 @@ impl Authorizer {
                 Ok(false)
             }
         }
+    }
+
+    /// The DPoP key for token requests to `server`: the one the current tokens are bound to,
+    /// else the one made before, else a new one; `None` when the server offers no DPoP in
+    /// mcpx's algorithm.
+    fn dpop_key(
+        &self,
+        state: &mut State,
+        server: &crate::ServerMetadata,
+    ) -> Result<Option<Arc<DpopKey>>, AuthError> {
+        let offered = server
+            .dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == DPOP_ALGORITHM));
+        if !offered {
+            return Ok(None);
+        }
+        let bound = state
+            .tokens
+            .as_ref()
+            .and_then(|t| t.dpop_key.as_ref())
+            .and_then(DpopKey::from_secret);
+        match (bound, &state.dpop) {
+            (Some(key), _) => state.dpop = Some(Arc::new(key)),
+            (None, Some(_)) => {}
+            (None, None) => state.dpop = Some(Arc::new(DpopKey::generate()?)),
+        }
+        Ok(state.dpop.clone())
     }
 
     /// The client identity kept or configured for the discovered authorization server.
@@ -356,6 +399,11 @@ impl Authorizer {
                 scopes.push(scope);
             }
         }
+        let key = self.dpop_key(state, &discovery.server)?;
+        let dpop = key.as_deref().map(|key| Dpop {
+            key,
+            nonce: &self.as_nonce,
+        });
         let tokens = match self.config.grant {
             Grant::ClientCredentials => {
                 let client = self.stored_client(&discovery)?.ok_or_else(|| AuthError::NoClient {
@@ -369,6 +417,7 @@ impl Authorizer {
                     token::Grant::ClientCredentials,
                     &discovery.resource,
                     &scopes,
+                    dpop,
                 )
                 .await?
             }
@@ -399,7 +448,7 @@ impl Authorizer {
                 {
                     scopes.push(OFFLINE_ACCESS.to_owned());
                 }
-                self.browser_login(&discovery, &scopes, show.as_ref())
+                self.browser_login(&discovery, &scopes, show.as_ref(), dpop)
                     .await?
             }
         };
@@ -411,6 +460,7 @@ impl Authorizer {
         discovery: &Discovery,
         scopes: &[String],
         show: &(dyn Fn(&str) + Send + Sync),
+        dpop: Option<Dpop<'_>>,
     ) -> Result<TokenRecord, AuthError> {
         let server = &discovery.server;
         let loopback = Loopback::bind().await?;
@@ -472,6 +522,7 @@ impl Authorizer {
             },
             &discovery.resource,
             scopes,
+            dpop,
         )
         .await?;
         // Kept only once it has worked: a failed login leaves nothing behind.
@@ -481,7 +532,7 @@ impl Authorizer {
         Ok(tokens)
     }
 
-    async fn header_now(&self) -> Result<Option<AuthHeader>, AuthError> {
+    async fn header_now(&self, target: AuthTarget<'_>) -> Result<Option<AuthHeader>, AuthError> {
         let mut state = self.state.lock().await;
         self.load(&mut state)?;
         let expiring = state
@@ -492,9 +543,34 @@ impl Authorizer {
         if expiring && !self.refresh(&mut state).await? {
             state.tokens = None;
         }
-        Ok(state.tokens.as_ref().map(|t| AuthHeader {
-            value: format!("Bearer {}", t.access_token.expose()),
-            stamp: self.stamp.load(Ordering::Relaxed),
+        let Some(tokens) = &state.tokens else {
+            return Ok(None);
+        };
+        let stamp = self.stamp.load(Ordering::Relaxed);
+        let token = tokens.access_token.expose();
+        let Some(stored) = &tokens.dpop_key else {
+            return Ok(Some(AuthHeader {
+                value: format!("Bearer {token}"),
+                dpop: None,
+                stamp,
+            }));
+        };
+        let Some(key) = DpopKey::from_secret(stored) else {
+            // Tokens bound to a key that cannot be read are of no use: the request goes
+            // without, and its 401 brings new ones.
+            state.tokens = None;
+            return Ok(None);
+        };
+        let proof = key.proof(
+            target.method,
+            target.url,
+            Some(token),
+            state.rs_nonce.as_deref(),
+        )?;
+        Ok(Some(AuthHeader {
+            value: format!("{DPOP_SCHEME} {token}"),
+            dpop: Some(proof),
+            stamp,
         }))
     }
 
@@ -507,6 +583,16 @@ impl Authorizer {
             return Ok(true);
         }
         let challenge = refusal.challenge.and_then(Challenge::parse);
+        // RFC 9449 §9: the server wants its nonce in the proof; the request goes again with it.
+        let wants_nonce = challenge
+            .as_ref()
+            .is_some_and(|c| c.error.as_deref() == Some(USE_DPOP_NONCE));
+        if let (401, true, Some(nonce)) = (refusal.status, wants_nonce, refusal.dpop_nonce) {
+            if state.rs_nonce.as_deref() != Some(nonce) {
+                state.rs_nonce = Some(nonce.to_owned());
+                return Ok(true);
+            }
+        }
         match refusal.status {
             401 => {
                 // Tokens stored since they were read (`mcpx auth login` in another process,
@@ -554,8 +640,11 @@ impl Authorizer {
 }
 
 impl HttpAuth for Authorizer {
-    fn header(&self) -> BoxFuture<'_, Result<Option<AuthHeader>, AuthFailure>> {
-        Box::pin(async move { self.header_now().await.map_err(Into::into) })
+    fn header<'a>(
+        &'a self,
+        target: AuthTarget<'a>,
+    ) -> BoxFuture<'a, Result<Option<AuthHeader>, AuthFailure>> {
+        Box::pin(async move { self.header_now(target).await.map_err(Into::into) })
     }
 
     fn refused<'a>(&'a self, refusal: Refusal<'a>) -> BoxFuture<'a, Result<bool, AuthFailure>> {

@@ -1,4 +1,5 @@
-//! The `Bearer` challenge of a `WWW-Authenticate` header (RFC 6750 §3, RFC 9728 §5.1).
+//! The `Bearer` (or `DPoP`, RFC 9449 §7.1) challenge of a `WWW-Authenticate` header (RFC 6750
+//! §3, RFC 9728 §5.1).
 
 /// What a server's `Bearer` challenge says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,7 +31,8 @@ impl Challenge {
             }
             let Some(value_text) = after.strip_prefix('=').filter(|v| !v.starts_with('=')) else {
                 // A scheme: the parameters that follow are its own.
-                in_bearer = name.eq_ignore_ascii_case("bearer");
+                in_bearer =
+                    name.eq_ignore_ascii_case("bearer") || name.eq_ignore_ascii_case("dpop");
                 if in_bearer && found.is_none() {
                     found = Some(Challenge::default());
                 }

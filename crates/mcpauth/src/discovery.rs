@@ -51,6 +51,9 @@ pub struct ServerMetadata {
     /// The algorithms it takes for `private_key_jwt` assertions.
     #[serde(default)]
     pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
+    /// The algorithms it takes DPoP proofs in (RFC 9449 §5.1); absent when it offers no DPoP.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
     /// It fetches Client ID Metadata Documents.
     #[serde(default)]
     pub client_id_metadata_document_supported: bool,
@@ -184,6 +187,7 @@ pub async fn discover(
                 scopes_supported: None,
                 token_endpoint_auth_methods_supported: None,
                 token_endpoint_auth_signing_alg_values_supported: None,
+                dpop_signing_alg_values_supported: None,
                 client_id_metadata_document_supported: false,
                 authorization_response_iss_parameter_supported: false,
                 code_challenge_methods_supported: None,

@@ -11,6 +11,8 @@
 //! client-credentials grant.
 //!
 //! [`Authorizer`] ties it together as the [`mcpclient::HttpAuth`] of an HTTP transport.
+//! Where the authorization server offers DPoP (RFC 9449), tokens are bound to a key of the
+//! client's and every request carries a proof of it.
 //! A confidential client authenticates with its secret, or with a JWT signed by its private key
 //! (`private_key_jwt`, RFC 7523).
 //! Secrets are [`Secret`]s: their `Debug` is redacted, and no error carries one.
@@ -21,6 +23,7 @@ mod assertion;
 mod authorizer;
 mod challenge;
 mod discovery;
+mod dpop;
 mod error;
 mod fetch;
 mod loopback;

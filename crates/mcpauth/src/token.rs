@@ -12,6 +12,8 @@ use oauth2::{
 };
 
 use crate::assertion::{self, ASSERTION_TYPE, PRIVATE_KEY_JWT};
+use crate::dpop::DPOP_SCHEME;
+use crate::fetch::Dpop;
 use crate::{AuthError, ClientRecord, Secret, ServerMetadata, TokenRecord};
 
 type Oauth = BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
@@ -109,8 +111,9 @@ pub(crate) async fn request(
     grant: Grant<'_>,
     resource: &str,
     scopes: &[String],
+    dpop: Option<Dpop<'_>>,
 ) -> Result<TokenRecord, AuthError> {
-    let send = crate::fetch::OauthHttp(http);
+    let send = crate::fetch::OauthHttp(http, dpop);
     let scope = (!scopes.is_empty()).then(|| Scope::new(scopes.join(" ")));
     let mut extra = vec![("resource", resource.to_owned())];
     if client.auth_method(server) == PRIVATE_KEY_JWT {
@@ -197,6 +200,15 @@ pub(crate) async fn request(
             .map(|t| Secret::new(t.secret().clone())),
         expires_at: token.expires_in().map(|d| now() + d.as_secs()),
         scopes: granted,
+        // Bound to the key only when the server says so: else it is a bearer token.
+        dpop_key: dpop
+            .filter(|_| {
+                token
+                    .token_type()
+                    .as_ref()
+                    .eq_ignore_ascii_case(DPOP_SCHEME)
+            })
+            .map(|d| d.key.to_secret()),
     })
 }
 
