@@ -46,7 +46,22 @@ pub enum Grant {
     AuthorizationCode,
     /// The client's own credentials from the config (machine to machine).
     ClientCredentials,
+    /// A JWT the workload was given (workload identity federation), as the grant itself
+    /// (RFC 7523 §2.1).
+    JwtBearer,
 }
+
+/// Where the JWT of the JWT-bearer grant comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assertion {
+    /// The JWT itself.
+    Value(Secret),
+    /// A file holding it, read at each token request (a platform rotates it).
+    File(std::path::PathBuf),
+}
+
+/// The largest assertion file read.
+pub const MAX_ASSERTION_BYTES: u64 = 64 * 1024;
 
 /// The `auth` section of a server in the config.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,6 +79,29 @@ pub struct AuthConfig {
     /// The HTTPS URL of mcpx's Client ID Metadata Document, used where the authorization
     /// server supports them.
     pub client_metadata_url: Option<String>,
+    /// The JWT of the JWT-bearer grant.
+    pub assertion: Option<Assertion>,
+}
+
+impl Assertion {
+    /// The JWT now; the error says why not (never with the JWT).
+    fn read(&self) -> Result<Secret, String> {
+        let path = match self {
+            Assertion::Value(jwt) => return Ok(jwt.clone()),
+            Assertion::File(path) => path,
+        };
+        let failed =
+            |e: &dyn std::fmt::Display| format!("`auth.assertionFile` {}: {e}", path.display());
+        use std::io::Read;
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_ASSERTION_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| failed(&e))?;
+        if text.len() as u64 > MAX_ASSERTION_BYTES {
+            return Err(failed(&format!("over {MAX_ASSERTION_BYTES} bytes")));
+        }
+        Ok(Secret::new(text.trim()))
+    }
 }
 
 /// Whether a person can be asked to log in, and how the login URL reaches them.
@@ -421,6 +459,35 @@ impl Authorizer {
                 )
                 .await?
             }
+            Grant::JwtBearer => {
+                let missing = |what: &str| AuthError::NoClient {
+                    issuer: discovery.server.issuer.clone(),
+                    message: format!("the JWT-bearer grant needs {what}"),
+                };
+                let client = self
+                    .stored_client(&discovery)?
+                    .ok_or_else(|| missing("`auth.clientId`"))?;
+                let assertion = self
+                    .config
+                    .assertion
+                    .as_ref()
+                    .ok_or_else(|| missing("`auth.assertion` or `auth.assertionFile`"))?
+                    .read()
+                    .map_err(|message| AuthError::NoClient {
+                        issuer: discovery.server.issuer.clone(),
+                        message,
+                    })?;
+                token::request(
+                    &self.http,
+                    &discovery.server,
+                    &client,
+                    token::Grant::JwtBearer(&assertion),
+                    &discovery.resource,
+                    &scopes,
+                    dpop,
+                )
+                .await?
+            }
             Grant::AuthorizationCode => {
                 let Interaction::Browser(show) = &self.interaction else {
                     if let Some(tokens) = state.tokens.as_mut() {
@@ -649,5 +716,34 @@ impl HttpAuth for Authorizer {
 
     fn refused<'a>(&'a self, refusal: Refusal<'a>) -> BoxFuture<'a, Result<bool, AuthFailure>> {
         Box::pin(async move { self.refused_now(refusal).await.map_err(Into::into) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_assertion_file_is_read_each_time_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        let file = Assertion::File(path.clone());
+        std::fs::write(&path, "jwt-1\n").unwrap();
+        assert_eq!(file.read().unwrap().expose(), "jwt-1");
+        std::fs::write(&path, "jwt-2").unwrap();
+        assert_eq!(file.read().unwrap().expose(), "jwt-2");
+        std::fs::write(&path, "x".repeat(MAX_ASSERTION_BYTES as usize + 1)).unwrap();
+        let error = file.read().unwrap_err();
+        assert!(
+            error.ends_with(&format!("over {MAX_ASSERTION_BYTES} bytes")),
+            "{error}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(file
+            .read()
+            .unwrap_err()
+            .starts_with("`auth.assertionFile` "));
+        let value = Assertion::Value(Secret::new("jwt-3"));
+        assert_eq!(value.read().unwrap().expose(), "jwt-3");
     }
 }

@@ -80,7 +80,7 @@ pub(crate) async fn read_bounded(
 /// A failed token endpoint exchange, for `oauth2`.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct HttpError(String);
+pub(crate) struct HttpError(pub(crate) String);
 
 /// The DPoP key token requests prove, and the authorization server's latest nonce.
 #[derive(Clone, Copy)]

@@ -8,7 +8,8 @@
 //! 127.0.0.1, the `iss` of the answer checked (RFC 9207). Tokens go to a [`Store`] (the OS
 //! keyring, or a file only its owner reads) and are refreshed before they expire and on a 401;
 //! a `403 insufficient_scope` asks for the union of the scopes (step-up). Machines use the
-//! client-credentials grant.
+//! client-credentials grant, or a JWT they were given (workload identity federation, the
+//! JWT-bearer grant of RFC 7523).
 //!
 //! [`Authorizer`] ties it together as the [`mcpclient::HttpAuth`] of an HTTP transport.
 //! Where the authorization server offers DPoP (RFC 9449), tokens are bound to a key of the
@@ -34,7 +35,8 @@ mod token;
 
 pub use assertion::{PrivateKey, ASSERTION_LIFETIME};
 pub use authorizer::{
-    AuthConfig, Authorizer, Grant, Interaction, Status, MAX_GRANTS, MAX_STEP_UPS, REFRESH_MARGIN,
+    Assertion, AuthConfig, Authorizer, Grant, Interaction, Status, MAX_ASSERTION_BYTES, MAX_GRANTS,
+    MAX_STEP_UPS, REFRESH_MARGIN,
 };
 pub use challenge::Challenge;
 pub use discovery::{

@@ -319,9 +319,15 @@ fn auth(
         scopes: section.get("scopes").map(|s| strings(Some(s))),
         grant: match section.get("grant").and_then(Value::as_str) {
             Some("client_credentials") => mcpauth::Grant::ClientCredentials,
+            Some("jwt_bearer") => mcpauth::Grant::JwtBearer,
             _ => mcpauth::Grant::AuthorizationCode,
         },
         client_metadata_url: text("clientMetadataUrl")?,
+        assertion: match (text("assertion")?, text("assertionFile")?) {
+            (Some(jwt), _) => Some(mcpauth::Assertion::Value(mcpauth::Secret::new(jwt))),
+            (None, Some(path)) => Some(mcpauth::Assertion::File(path.into())),
+            (None, None) => None,
+        },
     })
 }
 
@@ -560,6 +566,15 @@ mod tests {
             !format!("{both:#}").contains("secret-key-material"),
             "{both:#}"
         );
+        let workload =
+            server(r#"{"clientId": "w", "grant": "jwt_bearer", "assertionFile": "/run/token"}"#)
+                .unwrap();
+        assert_eq!(workload.grant, mcpauth::Grant::JwtBearer);
+        assert_eq!(
+            workload.assertion,
+            Some(mcpauth::Assertion::File("/run/token".into()))
+        );
+        assert!(server(r#"{"assertion": "${KEY}", "assertionFile": "/run/token"}"#).is_err());
     }
 
     #[test]
