@@ -14,6 +14,7 @@ use std::time::Duration;
 use mcpclient::{AuthFailure, AuthHeader, AuthTarget, BoxFuture, HttpAuth, Refusal};
 use url::Url;
 
+use crate::assertion_source::Assertion;
 use crate::discovery::canonical;
 use crate::dpop::{DpopKey, DPOP_ALGORITHM, DPOP_SCHEME, USE_DPOP_NONCE};
 use crate::fetch::Dpop;
@@ -51,18 +52,6 @@ pub enum Grant {
     JwtBearer,
 }
 
-/// Where the JWT of the JWT-bearer grant comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Assertion {
-    /// The JWT itself.
-    Value(Secret),
-    /// A file holding it, read at each token request (a platform rotates it).
-    File(std::path::PathBuf),
-}
-
-/// The largest assertion file read.
-pub const MAX_ASSERTION_BYTES: u64 = 64 * 1024;
-
 /// The `auth` section of a server in the config.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuthConfig {
@@ -79,29 +68,8 @@ pub struct AuthConfig {
     /// The HTTPS URL of mcpx's Client ID Metadata Document, used where the authorization
     /// server supports them.
     pub client_metadata_url: Option<String>,
-    /// The JWT of the JWT-bearer grant.
+    /// The JWT of the JWT-bearer grant, or where to get it.
     pub assertion: Option<Assertion>,
-}
-
-impl Assertion {
-    /// The JWT now; the error says why not (never with the JWT).
-    fn read(&self) -> Result<Secret, String> {
-        let path = match self {
-            Assertion::Value(jwt) => return Ok(jwt.clone()),
-            Assertion::File(path) => path,
-        };
-        let failed =
-            |e: &dyn std::fmt::Display| format!("`auth.assertionFile` {}: {e}", path.display());
-        use std::io::Read;
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_ASSERTION_BYTES + 1).read_to_string(&mut text))
-            .map_err(|e| failed(&e))?;
-        if text.len() as u64 > MAX_ASSERTION_BYTES {
-            return Err(failed(&format!("over {MAX_ASSERTION_BYTES} bytes")));
-        }
-        Ok(Secret::new(text.trim()))
-    }
 }
 
 /// Whether a person can be asked to log in, and how the login URL reaches them.
@@ -471,8 +439,9 @@ impl Authorizer {
                     .config
                     .assertion
                     .as_ref()
-                    .ok_or_else(|| missing("`auth.assertion` or `auth.assertionFile`"))?
-                    .read()
+                    .ok_or_else(|| missing("`auth.assertion`, `auth.assertionFile` or `auth.idp`"))?
+                    .read(&self.http, &discovery.server.issuer, &discovery.resource)
+                    .await
                     .map_err(|message| AuthError::NoClient {
                         issuer: discovery.server.issuer.clone(),
                         message,
@@ -716,34 +685,5 @@ impl HttpAuth for Authorizer {
 
     fn refused<'a>(&'a self, refusal: Refusal<'a>) -> BoxFuture<'a, Result<bool, AuthFailure>> {
         Box::pin(async move { self.refused_now(refusal).await.map_err(Into::into) })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_assertion_file_is_read_each_time_and_bounded() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("token");
-        let file = Assertion::File(path.clone());
-        std::fs::write(&path, "jwt-1\n").unwrap();
-        assert_eq!(file.read().unwrap().expose(), "jwt-1");
-        std::fs::write(&path, "jwt-2").unwrap();
-        assert_eq!(file.read().unwrap().expose(), "jwt-2");
-        std::fs::write(&path, "x".repeat(MAX_ASSERTION_BYTES as usize + 1)).unwrap();
-        let error = file.read().unwrap_err();
-        assert!(
-            error.ends_with(&format!("over {MAX_ASSERTION_BYTES} bytes")),
-            "{error}"
-        );
-        std::fs::remove_file(&path).unwrap();
-        assert!(file
-            .read()
-            .unwrap_err()
-            .starts_with("`auth.assertionFile` "));
-        let value = Assertion::Value(Secret::new("jwt-3"));
-        assert_eq!(value.read().unwrap().expose(), "jwt-3");
     }
 }

@@ -9,7 +9,8 @@
 //! keyring, or a file only its owner reads) and are refreshed before they expire and on a 401;
 //! a `403 insufficient_scope` asks for the union of the scopes (step-up). Machines use the
 //! client-credentials grant, or a JWT they were given (workload identity federation, the
-//! JWT-bearer grant of RFC 7523).
+//! JWT-bearer grant of RFC 7523), or an ID-JAG their enterprise identity provider exchanged an
+//! ID token for (RFC 8693).
 //!
 //! [`Authorizer`] ties it together as the [`mcpclient::HttpAuth`] of an HTTP transport.
 //! Where the authorization server offers DPoP (RFC 9449), tokens are bound to a key of the
@@ -21,6 +22,7 @@
 #![deny(missing_docs)]
 
 mod assertion;
+mod assertion_source;
 mod authorizer;
 mod challenge;
 mod discovery;
@@ -34,9 +36,9 @@ mod store;
 mod token;
 
 pub use assertion::{PrivateKey, ASSERTION_LIFETIME};
+pub use assertion_source::{Assertion, IdentityProvider, MAX_ASSERTION_BYTES};
 pub use authorizer::{
-    Assertion, AuthConfig, Authorizer, Grant, Interaction, Status, MAX_ASSERTION_BYTES, MAX_GRANTS,
-    MAX_STEP_UPS, REFRESH_MARGIN,
+    AuthConfig, Authorizer, Grant, Interaction, Status, MAX_GRANTS, MAX_STEP_UPS, REFRESH_MARGIN,
 };
 pub use challenge::Challenge;
 pub use discovery::{

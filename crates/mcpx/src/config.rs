@@ -323,12 +323,47 @@ fn auth(
             _ => mcpauth::Grant::AuthorizationCode,
         },
         client_metadata_url: text("clientMetadataUrl")?,
-        assertion: match (text("assertion")?, text("assertionFile")?) {
-            (Some(jwt), _) => Some(mcpauth::Assertion::Value(mcpauth::Secret::new(jwt))),
-            (None, Some(path)) => Some(mcpauth::Assertion::File(path.into())),
-            (None, None) => None,
+        assertion: match (
+            text("assertion")?,
+            text("assertionFile")?,
+            section.get("idp"),
+        ) {
+            (Some(jwt), _, _) => Some(mcpauth::Assertion::Value(mcpauth::Secret::new(jwt))),
+            (None, Some(path), _) => Some(mcpauth::Assertion::File(path.into())),
+            (None, None, Some(idp)) => Some(identity_provider(idp, at, lookup)?),
+            (None, None, None) => None,
         },
     })
+}
+
+/// A server's `auth.idp` (the schema checked its shape), `${VAR}` expanded in each string.
+fn identity_provider(
+    idp: &Value,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<mcpauth::Assertion> {
+    let text = |field: &str| -> anyhow::Result<Option<String>> {
+        idp.get(field)
+            .and_then(Value::as_str)
+            .map(|v| {
+                mcpclient::expand(v, lookup)
+                    .map_err(|problem| anyhow!("{at}.auth.idp.{field}: {problem}"))
+            })
+            .transpose()
+    };
+    let id_token = match (text("idToken")?, text("idTokenFile")?) {
+        (Some(jwt), _) => mcpauth::Assertion::Value(mcpauth::Secret::new(jwt)),
+        (None, Some(path)) => mcpauth::Assertion::File(path.into()),
+        (None, None) => bail!("{at}.auth.idp: give idToken or idTokenFile"),
+    };
+    Ok(mcpauth::Assertion::Exchanged(Box::new(
+        mcpauth::IdentityProvider {
+            token_endpoint: text("tokenEndpoint")?.unwrap_or_default(),
+            client_id: text("clientId")?,
+            client_secret: text("clientSecret")?.map(mcpauth::Secret::new),
+            id_token,
+        },
+    )))
 }
 
 /// The duration in seconds at `key` of the gateway section, if given (the schema bounds it).
@@ -574,6 +609,19 @@ mod tests {
             workload.assertion,
             Some(mcpauth::Assertion::File("/run/token".into()))
         );
+        let enterprise = server(
+            r#"{"clientId": "c", "grant": "jwt_bearer", "idp": {"tokenEndpoint": "https://idp.example/token", "idToken": "${KEY}"}}"#,
+        )
+        .unwrap();
+        let Some(mcpauth::Assertion::Exchanged(idp)) = enterprise.assertion else {
+            panic!("no identity provider");
+        };
+        assert_eq!(idp.token_endpoint, "https://idp.example/token");
+        assert_eq!(
+            idp.id_token,
+            mcpauth::Assertion::Value(mcpauth::Secret::new(PEM))
+        );
+        assert!(server(r#"{"idp": {"tokenEndpoint": "https://idp.example/token"}}"#).is_err());
         assert!(server(r#"{"assertion": "${KEY}", "assertionFile": "/run/token"}"#).is_err());
     }
 
