@@ -288,21 +288,13 @@ fn auth(
     let Some(section) = section else {
         return Ok(mcpauth::AuthConfig::default());
     };
-    let text = |field: &str| -> anyhow::Result<Option<String>> {
-        section
-            .get(field)
-            .and_then(Value::as_str)
-            .map(|v| {
-                mcpclient::expand(v, lookup)
-                    .map_err(|problem| anyhow!("{at}.auth.{field}: {problem}"))
-            })
-            .transpose()
-    };
+    let at = format!("{at}.auth");
+    let text = |field: &str| expanded(section, field, &at, lookup);
     let pem = match (text("privateKey")?, text("privateKeyFile")?) {
         (Some(pem), _) => Some(pem),
         (None, Some(path)) => Some(
             read_limited(Path::new(&path), MAX_PRIVATE_KEY_BYTES)
-                .with_context(|| format!("{at}.auth.privateKeyFile"))?,
+                .with_context(|| format!("{at}.privateKeyFile"))?,
         ),
         (None, None) => None,
     };
@@ -330,10 +322,24 @@ fn auth(
         ) {
             (Some(jwt), _, _) => Some(mcpauth::Assertion::Value(mcpauth::Secret::new(jwt))),
             (None, Some(path), _) => Some(mcpauth::Assertion::File(path.into())),
-            (None, None, Some(idp)) => Some(identity_provider(idp, at, lookup)?),
+            (None, None, Some(idp)) => Some(identity_provider(idp, &format!("{at}.idp"), lookup)?),
             (None, None, None) => None,
         },
     })
+}
+
+/// The string at `field` of `section` (at `at` in the file), `${VAR}` expanded.
+fn expanded(
+    section: &Value,
+    field: &str,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Option<String>> {
+    section
+        .get(field)
+        .and_then(Value::as_str)
+        .map(|v| mcpclient::expand(v, lookup).map_err(|problem| anyhow!("{at}.{field}: {problem}")))
+        .transpose()
 }
 
 /// A server's `auth.idp` (the schema checked its shape), `${VAR}` expanded in each string.
@@ -342,19 +348,11 @@ fn identity_provider(
     at: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<mcpauth::Assertion> {
-    let text = |field: &str| -> anyhow::Result<Option<String>> {
-        idp.get(field)
-            .and_then(Value::as_str)
-            .map(|v| {
-                mcpclient::expand(v, lookup)
-                    .map_err(|problem| anyhow!("{at}.auth.idp.{field}: {problem}"))
-            })
-            .transpose()
-    };
+    let text = |field: &str| expanded(idp, field, at, lookup);
     let id_token = match (text("idToken")?, text("idTokenFile")?) {
         (Some(jwt), _) => mcpauth::Assertion::Value(mcpauth::Secret::new(jwt)),
         (None, Some(path)) => mcpauth::Assertion::File(path.into()),
-        (None, None) => bail!("{at}.auth.idp: give idToken or idTokenFile"),
+        (None, None) => bail!("{at}: give idToken or idTokenFile"),
     };
     Ok(mcpauth::Assertion::Exchanged(Box::new(
         mcpauth::IdentityProvider {
