@@ -290,7 +290,7 @@ impl Authorizer {
             auth_method: None,
             private_key: None,
         });
-        let key = self.dpop_key(state, &discovery.server)?;
+        let key = self.dpop_key(state, &discovery, None)?;
         let dpop = key.as_deref().map(|key| Dpop {
             key,
             nonce: &self.as_nonce,
@@ -326,26 +326,34 @@ impl Authorizer {
         }
     }
 
-    /// The DPoP key for token requests to `server`: the one the current tokens are bound to,
-    /// else the one made before, else a new one; `None` when the server offers no DPoP in
-    /// mcpx's algorithm.
+    /// The DPoP key for token requests: the one the current tokens are bound to, else the one
+    /// made before, else a new one; `None` when the authorization server offers no DPoP in
+    /// mcpx's algorithm, or the MCP server shows no sign of taking DPoP-bound tokens (a `DPoP`
+    /// challenge, DPoP in its resource metadata, or tokens already bound).
     fn dpop_key(
         &self,
         state: &mut State,
-        server: &crate::ServerMetadata,
+        discovery: &Discovery,
+        challenge: Option<&Challenge>,
     ) -> Result<Option<Arc<DpopKey>>, AuthError> {
-        let offered = server
+        let offered = discovery
+            .server
             .dpop_signing_alg_values_supported
             .as_ref()
             .is_some_and(|algs| algs.iter().any(|a| a == DPOP_ALGORITHM));
-        if !offered {
-            return Ok(None);
-        }
         let bound = state
             .tokens
             .as_ref()
             .and_then(|t| t.dpop_key.as_ref())
             .and_then(DpopKey::from_secret);
+        let resource_takes = bound.is_some()
+            || challenge.is_some_and(|c| c.dpop)
+            || discovery.resource_metadata.as_ref().is_some_and(|m| {
+                m.dpop_bound_access_tokens_required || m.dpop_signing_alg_values_supported.is_some()
+            });
+        if !offered || !resource_takes {
+            return Ok(None);
+        }
         match (bound, &state.dpop) {
             (Some(key), _) => state.dpop = Some(Arc::new(key)),
             (None, Some(_)) => {}
@@ -405,7 +413,7 @@ impl Authorizer {
                 scopes.push(scope);
             }
         }
-        let key = self.dpop_key(state, &discovery.server)?;
+        let key = self.dpop_key(state, &discovery, challenge)?;
         let dpop = key.as_deref().map(|key| Dpop {
             key,
             nonce: &self.as_nonce,

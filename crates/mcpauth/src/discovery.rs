@@ -28,6 +28,12 @@ pub struct ResourceMetadata {
     /// The scopes needed for basic use.
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// The DPoP algorithms it takes (RFC 9728 §2): it takes DPoP-bound tokens.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+    /// It takes DPoP-bound tokens only (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
 }
 
 /// An authorization server's metadata, the fields the client uses.
