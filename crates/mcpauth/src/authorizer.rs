@@ -11,14 +11,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcpclient::{AuthFailure, AuthHeader, BoxFuture, HttpAuth, Refusal};
+use mcpclient::{AuthFailure, AuthHeader, AuthTarget, BoxFuture, HttpAuth, Refusal};
 use url::Url;
 
+use crate::assertion_source::Assertion;
 use crate::discovery::canonical;
+use crate::dpop::{DpopKey, DPOP_ALGORITHM, DPOP_SCHEME, USE_DPOP_NONCE};
+use crate::fetch::Dpop;
 use crate::store::{client_key, load, save, tokens_key};
 use crate::token::{self, now};
 use crate::{
-    discover, AuthError, Challenge, ClientRecord, Discovery, Loopback, Secret, Store, TokenRecord,
+    discover, AuthError, Challenge, ClientRecord, Discovery, Loopback, PrivateKey, Secret, Store,
+    TokenRecord,
 };
 
 /// Most scope step-ups one authorizer attempts: with the first login, three authorization
@@ -43,6 +47,9 @@ pub enum Grant {
     AuthorizationCode,
     /// The client's own credentials from the config (machine to machine).
     ClientCredentials,
+    /// A JWT the workload was given (workload identity federation), as the grant itself
+    /// (RFC 7523 §2.1).
+    JwtBearer,
 }
 
 /// The `auth` section of a server in the config.
@@ -52,6 +59,8 @@ pub struct AuthConfig {
     pub client_id: Option<String>,
     /// Its secret.
     pub client_secret: Option<Secret>,
+    /// Its private key, for `private_key_jwt` authentication in place of a secret.
+    pub private_key: Option<PrivateKey>,
     /// The scopes to ask for; when absent, the server's challenge or metadata says.
     pub scopes: Option<Vec<String>>,
     /// Which grant.
@@ -59,6 +68,8 @@ pub struct AuthConfig {
     /// The HTTPS URL of mcpx's Client ID Metadata Document, used where the authorization
     /// server supports them.
     pub client_metadata_url: Option<String>,
+    /// The JWT of the JWT-bearer grant, or where to get it.
+    pub assertion: Option<Assertion>,
 }
 
 /// Whether a person can be asked to log in, and how the login URL reaches them.
@@ -93,6 +104,8 @@ pub struct Authorizer {
     state: tokio::sync::Mutex<State>,
     /// Changes whenever the tokens do ([`AuthHeader::stamp`]).
     stamp: AtomicU64,
+    /// The authorization server's latest DPoP nonce.
+    as_nonce: std::sync::Mutex<Option<String>>,
 }
 
 #[derive(Default)]
@@ -102,6 +115,10 @@ struct State {
     discovery: Option<Discovery>,
     step_ups: u32,
     grants: u32,
+    /// The DPoP key new tokens are bound to, when the authorization server offers DPoP.
+    dpop: Option<Arc<DpopKey>>,
+    /// The MCP server's latest DPoP nonce.
+    rs_nonce: Option<String>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -136,6 +153,7 @@ impl Authorizer {
             http: crate::fetch::client()?,
             state: tokio::sync::Mutex::default(),
             stamp: AtomicU64::new(0),
+            as_nonce: std::sync::Mutex::default(),
         })
     }
 
@@ -270,6 +288,12 @@ impl Authorizer {
             client_id: tokens.client_id.clone(),
             client_secret: None,
             auth_method: None,
+            private_key: None,
+        });
+        let key = self.dpop_key(state, &discovery, None)?;
+        let dpop = key.as_deref().map(|key| Dpop {
+            key,
+            nonce: &self.as_nonce,
         });
         let answer = token::request(
             &self.http,
@@ -278,6 +302,7 @@ impl Authorizer {
             token::Grant::Refresh(refresh),
             &discovery.resource,
             &[],
+            dpop,
         )
         .await;
         match answer {
@@ -301,6 +326,42 @@ impl Authorizer {
         }
     }
 
+    /// The DPoP key for token requests: the one the current tokens are bound to, else the one
+    /// made before, else a new one; `None` when the authorization server offers no DPoP in
+    /// mcpx's algorithm, or the MCP server shows no sign of taking DPoP-bound tokens (a `DPoP`
+    /// challenge, DPoP in its resource metadata, or tokens already bound).
+    fn dpop_key(
+        &self,
+        state: &mut State,
+        discovery: &Discovery,
+        challenge: Option<&Challenge>,
+    ) -> Result<Option<Arc<DpopKey>>, AuthError> {
+        let offered = discovery
+            .server
+            .dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == DPOP_ALGORITHM));
+        let bound = state
+            .tokens
+            .as_ref()
+            .and_then(|t| t.dpop_key.as_ref())
+            .and_then(DpopKey::from_secret);
+        let resource_takes = bound.is_some()
+            || challenge.is_some_and(|c| c.dpop)
+            || discovery.resource_metadata.as_ref().is_some_and(|m| {
+                m.dpop_bound_access_tokens_required || m.dpop_signing_alg_values_supported.is_some()
+            });
+        if !offered || !resource_takes {
+            return Ok(None);
+        }
+        match (bound, &state.dpop) {
+            (Some(key), _) => state.dpop = Some(Arc::new(key)),
+            (None, Some(_)) => {}
+            (None, None) => state.dpop = Some(Arc::new(DpopKey::generate()?)),
+        }
+        Ok(state.dpop.clone())
+    }
+
     /// The client identity kept or configured for the discovered authorization server.
     fn stored_client(&self, discovery: &Discovery) -> Result<Option<ClientRecord>, AuthError> {
         let issuer = &discovery.server.issuer;
@@ -310,6 +371,7 @@ impl Authorizer {
                 client_id: id.clone(),
                 client_secret: self.config.client_secret.clone(),
                 auth_method: None,
+                private_key: self.config.private_key.clone(),
             }));
         }
         if let (true, Some(url)) = (
@@ -321,6 +383,7 @@ impl Authorizer {
                 client_id: url.clone(),
                 client_secret: None,
                 auth_method: Some("none".to_owned()),
+                private_key: None,
             }));
         }
         let kept: Option<ClientRecord> = load(self.store.as_ref(), &client_key(issuer))?;
@@ -350,11 +413,16 @@ impl Authorizer {
                 scopes.push(scope);
             }
         }
+        let key = self.dpop_key(state, &discovery, challenge)?;
+        let dpop = key.as_deref().map(|key| Dpop {
+            key,
+            nonce: &self.as_nonce,
+        });
         let tokens = match self.config.grant {
             Grant::ClientCredentials => {
                 let client = self.stored_client(&discovery)?.ok_or_else(|| AuthError::NoClient {
                     issuer: discovery.server.issuer.clone(),
-                    message: "the client-credentials grant needs `auth.clientId` and `auth.clientSecret`".to_owned(),
+                    message: "the client-credentials grant needs `auth.clientId` and `auth.clientSecret` or `auth.privateKey`".to_owned(),
                 })?;
                 token::request(
                     &self.http,
@@ -363,6 +431,37 @@ impl Authorizer {
                     token::Grant::ClientCredentials,
                     &discovery.resource,
                     &scopes,
+                    dpop,
+                )
+                .await?
+            }
+            Grant::JwtBearer => {
+                let missing = |what: &str| AuthError::NoClient {
+                    issuer: discovery.server.issuer.clone(),
+                    message: format!("the JWT-bearer grant needs {what}"),
+                };
+                let client = self
+                    .stored_client(&discovery)?
+                    .ok_or_else(|| missing("`auth.clientId`"))?;
+                let assertion = self
+                    .config
+                    .assertion
+                    .as_ref()
+                    .ok_or_else(|| missing("`auth.assertion`, `auth.assertionFile` or `auth.idp`"))?
+                    .read(&self.http, &discovery.server.issuer, &discovery.resource)
+                    .await
+                    .map_err(|message| AuthError::NoClient {
+                        issuer: discovery.server.issuer.clone(),
+                        message,
+                    })?;
+                token::request(
+                    &self.http,
+                    &discovery.server,
+                    &client,
+                    token::Grant::JwtBearer(&assertion),
+                    &discovery.resource,
+                    &scopes,
+                    dpop,
                 )
                 .await?
             }
@@ -393,7 +492,7 @@ impl Authorizer {
                 {
                     scopes.push(OFFLINE_ACCESS.to_owned());
                 }
-                self.browser_login(&discovery, &scopes, show.as_ref())
+                self.browser_login(&discovery, &scopes, show.as_ref(), dpop)
                     .await?
             }
         };
@@ -405,12 +504,13 @@ impl Authorizer {
         discovery: &Discovery,
         scopes: &[String],
         show: &(dyn Fn(&str) + Send + Sync),
+        dpop: Option<Dpop<'_>>,
     ) -> Result<TokenRecord, AuthError> {
         let server = &discovery.server;
         let loopback = Loopback::bind().await?;
         let redirect_uri = loopback.redirect_uri().to_owned();
-        let client = match self.stored_client(discovery)? {
-            Some(client) => client,
+        let (client, registered) = match self.stored_client(discovery)? {
+            Some(client) => (client, false),
             None => {
                 let client = crate::registration::register(
                     &self.http,
@@ -419,8 +519,7 @@ impl Authorizer {
                     &["authorization_code", "refresh_token"],
                 )
                 .await?;
-                save(self.store.as_ref(), &client_key(&server.issuer), &client)?;
-                client
+                (client, true)
             }
         };
         let request =
@@ -456,7 +555,7 @@ impl Authorizer {
         let code = callback
             .code
             .ok_or_else(|| AuthError::Callback("it has no code".to_owned()))?;
-        token::request(
+        let tokens = token::request(
             &self.http,
             server,
             &client,
@@ -467,11 +566,17 @@ impl Authorizer {
             },
             &discovery.resource,
             scopes,
+            dpop,
         )
-        .await
+        .await?;
+        // Kept only once it has worked: a failed login leaves nothing behind.
+        if registered {
+            save(self.store.as_ref(), &client_key(&server.issuer), &client)?;
+        }
+        Ok(tokens)
     }
 
-    async fn header_now(&self) -> Result<Option<AuthHeader>, AuthError> {
+    async fn header_now(&self, target: AuthTarget<'_>) -> Result<Option<AuthHeader>, AuthError> {
         let mut state = self.state.lock().await;
         self.load(&mut state)?;
         let expiring = state
@@ -482,9 +587,34 @@ impl Authorizer {
         if expiring && !self.refresh(&mut state).await? {
             state.tokens = None;
         }
-        Ok(state.tokens.as_ref().map(|t| AuthHeader {
-            value: format!("Bearer {}", t.access_token.expose()),
-            stamp: self.stamp.load(Ordering::Relaxed),
+        let Some(tokens) = &state.tokens else {
+            return Ok(None);
+        };
+        let stamp = self.stamp.load(Ordering::Relaxed);
+        let token = tokens.access_token.expose();
+        let Some(stored) = &tokens.dpop_key else {
+            return Ok(Some(AuthHeader {
+                value: format!("Bearer {token}"),
+                dpop: None,
+                stamp,
+            }));
+        };
+        let Some(key) = DpopKey::from_secret(stored) else {
+            // Tokens bound to a key that cannot be read are of no use: the request goes
+            // without, and its 401 brings new ones.
+            state.tokens = None;
+            return Ok(None);
+        };
+        let proof = key.proof(
+            target.method,
+            target.url,
+            Some(token),
+            state.rs_nonce.as_deref(),
+        )?;
+        Ok(Some(AuthHeader {
+            value: format!("{DPOP_SCHEME} {token}"),
+            dpop: Some(proof),
+            stamp,
         }))
     }
 
@@ -497,6 +627,16 @@ impl Authorizer {
             return Ok(true);
         }
         let challenge = refusal.challenge.and_then(Challenge::parse);
+        // RFC 9449 §9: the server wants its nonce in the proof; the request goes again with it.
+        let wants_nonce = challenge
+            .as_ref()
+            .is_some_and(|c| c.error.as_deref() == Some(USE_DPOP_NONCE));
+        if let (401, true, Some(nonce)) = (refusal.status, wants_nonce, refusal.dpop_nonce) {
+            if state.rs_nonce.as_deref() != Some(nonce) {
+                state.rs_nonce = Some(nonce.to_owned());
+                return Ok(true);
+            }
+        }
         match refusal.status {
             401 => {
                 // Tokens stored since they were read (`mcpx auth login` in another process,
@@ -544,8 +684,11 @@ impl Authorizer {
 }
 
 impl HttpAuth for Authorizer {
-    fn header(&self) -> BoxFuture<'_, Result<Option<AuthHeader>, AuthFailure>> {
-        Box::pin(async move { self.header_now().await.map_err(Into::into) })
+    fn header<'a>(
+        &'a self,
+        target: AuthTarget<'a>,
+    ) -> BoxFuture<'a, Result<Option<AuthHeader>, AuthFailure>> {
+        Box::pin(async move { self.header_now(target).await.map_err(Into::into) })
     }
 
     fn refused<'a>(&'a self, refusal: Refusal<'a>) -> BoxFuture<'a, Result<bool, AuthFailure>> {

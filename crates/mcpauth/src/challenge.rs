@@ -1,4 +1,5 @@
-//! The `Bearer` challenge of a `WWW-Authenticate` header (RFC 6750 §3, RFC 9728 §5.1).
+//! The `Bearer` (or `DPoP`, RFC 9449 §7.1) challenge of a `WWW-Authenticate` header (RFC 6750
+//! §3, RFC 9728 §5.1).
 
 /// What a server's `Bearer` challenge says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -9,6 +10,8 @@ pub struct Challenge {
     pub scope: Option<String>,
     /// `error`: `invalid_token`, `insufficient_scope`, …
     pub error: Option<String>,
+    /// The header has a `DPoP` challenge: the server takes DPoP-bound tokens (RFC 9449 §7.1).
+    pub dpop: bool,
 }
 
 impl Challenge {
@@ -18,6 +21,7 @@ impl Challenge {
         let mut rest = header.trim_start();
         let mut in_bearer = false;
         let mut found = None::<Challenge>;
+        let mut saw_dpop = false;
         while !rest.is_empty() {
             rest = rest.trim_start_matches([' ', '\t', ',']);
             let name_end = rest
@@ -30,7 +34,9 @@ impl Challenge {
             }
             let Some(value_text) = after.strip_prefix('=').filter(|v| !v.starts_with('=')) else {
                 // A scheme: the parameters that follow are its own.
-                in_bearer = name.eq_ignore_ascii_case("bearer");
+                let dpop = name.eq_ignore_ascii_case("dpop");
+                saw_dpop |= dpop;
+                in_bearer = name.eq_ignore_ascii_case("bearer") || dpop;
                 if in_bearer && found.is_none() {
                     found = Some(Challenge::default());
                 }
@@ -71,7 +77,10 @@ impl Challenge {
             }
             rest = next;
         }
-        found
+        found.map(|c| Challenge {
+            dpop: saw_dpop,
+            ..c
+        })
     }
 
     /// The challenged scopes, one by one.

@@ -28,6 +28,12 @@ pub struct ResourceMetadata {
     /// The scopes needed for basic use.
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// The DPoP algorithms it takes (RFC 9728 §2): it takes DPoP-bound tokens.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+    /// It takes DPoP-bound tokens only (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
 }
 
 /// An authorization server's metadata, the fields the client uses.
@@ -48,6 +54,12 @@ pub struct ServerMetadata {
     /// How clients may authenticate at the token endpoint (default `client_secret_basic`).
     #[serde(default)]
     pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
+    /// The algorithms it takes for `private_key_jwt` assertions.
+    #[serde(default)]
+    pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
+    /// The algorithms it takes DPoP proofs in (RFC 9449 §5.1); absent when it offers no DPoP.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
     /// It fetches Client ID Metadata Documents.
     #[serde(default)]
     pub client_id_metadata_document_supported: bool,
@@ -180,6 +192,8 @@ pub async fn discover(
                 issuer,
                 scopes_supported: None,
                 token_endpoint_auth_methods_supported: None,
+                token_endpoint_auth_signing_alg_values_supported: None,
+                dpop_signing_alg_values_supported: None,
                 client_id_metadata_document_supported: false,
                 authorization_response_iss_parameter_supported: false,
                 code_challenge_methods_supported: None,

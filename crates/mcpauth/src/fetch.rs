@@ -2,11 +2,14 @@
 //! and never following a redirect (a metadata document or a token must come from the URL that
 //! was asked).
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::dpop::{DpopKey, USE_DPOP_NONCE};
 use crate::AuthError;
+use mcpclient::{DPOP_HEADER, DPOP_NONCE_HEADER};
 
 /// The largest metadata document (resource, authorization server, registration) read.
 pub const MAX_METADATA_BYTES: usize = 64 * 1024;
@@ -77,34 +80,68 @@ pub(crate) async fn read_bounded(
 /// A failed token endpoint exchange, for `oauth2`.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct HttpError(String);
+pub(crate) struct HttpError(pub(crate) String);
 
-/// Sends an `oauth2` request with `http`, reading at most [`MAX_TOKEN_RESPONSE_BYTES`].
+/// The DPoP key token requests prove, and the authorization server's latest nonce.
+#[derive(Clone, Copy)]
+pub(crate) struct Dpop<'a> {
+    pub(crate) key: &'a DpopKey,
+    pub(crate) nonce: &'a Mutex<Option<String>>,
+}
+
+/// Sends an `oauth2` request with `http`, reading at most [`MAX_TOKEN_RESPONSE_BYTES`]; with a
+/// DPoP proof when `dpop` is given, sent once more with the server's nonce when it asks for one
+/// (RFC 9449 §8).
 pub(crate) async fn send(
     http: &reqwest::Client,
+    dpop: Option<Dpop<'_>>,
     request: oauth2::HttpRequest,
 ) -> Result<oauth2::HttpResponse, HttpError> {
     let (parts, body) = request.into_parts();
-    let response = http
-        .request(parts.method, parts.uri.to_string())
-        .headers(parts.headers)
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| HttpError(e.to_string()))?;
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = read_bounded(response, MAX_TOKEN_RESPONSE_BYTES)
-        .await
-        .map_err(HttpError)?;
-    let mut answer = oauth2::HttpResponse::new(body);
-    *answer.status_mut() = status;
-    *answer.headers_mut() = headers;
-    Ok(answer)
+    let url = parts.uri.to_string();
+    let mut asked_nonce = false;
+    loop {
+        let mut builder = http
+            .request(parts.method.clone(), &url)
+            .headers(parts.headers.clone())
+            .body(body.clone());
+        if let Some(dpop) = dpop {
+            let nonce = dpop.nonce.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let proof = dpop
+                .key
+                .proof(parts.method.as_str(), &url, None, nonce.as_deref())
+                .map_err(|e| HttpError(e.to_string()))?;
+            builder = builder.header(DPOP_HEADER, proof);
+        }
+        let response = builder.send().await.map_err(|e| HttpError(e.to_string()))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = read_bounded(response, MAX_TOKEN_RESPONSE_BYTES)
+            .await
+            .map_err(HttpError)?;
+        let nonce = headers
+            .get(DPOP_NONCE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let (Some(dpop), Some(nonce)) = (dpop, nonce) {
+            *dpop.nonce.lock().unwrap_or_else(|e| e.into_inner()) = Some(nonce);
+            let wants_nonce = status == reqwest::StatusCode::BAD_REQUEST
+                && serde_json::from_slice::<Value>(&body)
+                    .is_ok_and(|v| v["error"] == USE_DPOP_NONCE);
+            if wants_nonce && !asked_nonce {
+                asked_nonce = true;
+                continue;
+            }
+        }
+        let mut answer = oauth2::HttpResponse::new(body);
+        *answer.status_mut() = status;
+        *answer.headers_mut() = headers;
+        return Ok(answer);
+    }
 }
 
-/// `oauth2`'s HTTP client: [`send`] through a reqwest client.
-pub(crate) struct OauthHttp<'a>(pub(crate) &'a reqwest::Client);
+/// `oauth2`'s HTTP client: [`send`] through a reqwest client, with DPoP proofs when given.
+pub(crate) struct OauthHttp<'a>(pub(crate) &'a reqwest::Client, pub(crate) Option<Dpop<'a>>);
 
 impl<'c> oauth2::AsyncHttpClient<'c> for OauthHttp<'_> {
     type Error = HttpError;
@@ -113,6 +150,6 @@ impl<'c> oauth2::AsyncHttpClient<'c> for OauthHttp<'_> {
     >;
 
     fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
-        Box::pin(send(self.0, request))
+        Box::pin(send(self.0, self.1, request))
     }
 }

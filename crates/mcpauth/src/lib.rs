@@ -8,16 +8,25 @@
 //! 127.0.0.1, the `iss` of the answer checked (RFC 9207). Tokens go to a [`Store`] (the OS
 //! keyring, or a file only its owner reads) and are refreshed before they expire and on a 401;
 //! a `403 insufficient_scope` asks for the union of the scopes (step-up). Machines use the
-//! client-credentials grant.
+//! client-credentials grant, or a JWT they were given (workload identity federation, the
+//! JWT-bearer grant of RFC 7523), or an ID-JAG their enterprise identity provider exchanged an
+//! ID token for (RFC 8693).
 //!
 //! [`Authorizer`] ties it together as the [`mcpclient::HttpAuth`] of an HTTP transport.
+//! Where the authorization server offers DPoP (RFC 9449), tokens are bound to a key of the
+//! client's and every request carries a proof of it.
+//! A confidential client authenticates with its secret, or with a JWT signed by its private key
+//! (`private_key_jwt`, RFC 7523).
 //! Secrets are [`Secret`]s: their `Debug` is redacted, and no error carries one.
 
 #![deny(missing_docs)]
 
+mod assertion;
+mod assertion_source;
 mod authorizer;
 mod challenge;
 mod discovery;
+mod dpop;
 mod error;
 mod fetch;
 mod loopback;
@@ -26,6 +35,8 @@ mod secret;
 mod store;
 mod token;
 
+pub use assertion::{PrivateKey, ASSERTION_LIFETIME};
+pub use assertion_source::{Assertion, IdentityProvider, MAX_ASSERTION_BYTES};
 pub use authorizer::{
     AuthConfig, Authorizer, Grant, Interaction, Status, MAX_GRANTS, MAX_STEP_UPS, REFRESH_MARGIN,
 };

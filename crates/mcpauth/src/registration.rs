@@ -5,8 +5,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::assertion::PRIVATE_KEY_JWT;
 use crate::fetch::read_bounded;
-use crate::{AuthError, Secret, ServerMetadata, MAX_METADATA_BYTES};
+use crate::{AuthError, PrivateKey, Secret, ServerMetadata, MAX_METADATA_BYTES};
 
 /// The name mcpx registers under.
 const CLIENT_NAME: &str = "mcpx";
@@ -24,15 +25,21 @@ pub struct ClientRecord {
     /// How it authenticates at the token endpoint, as registered.
     #[serde(default)]
     pub auth_method: Option<String>,
+    /// The private key of a `private_key_jwt` client, from the config; never stored.
+    #[serde(skip)]
+    pub private_key: Option<PrivateKey>,
 }
 
 impl ClientRecord {
-    /// How the client authenticates at `server`'s token endpoint: as registered, else the
-    /// first of `client_secret_basic` and `client_secret_post` it offers when there is a
-    /// secret, else `none`.
+    /// How the client authenticates at `server`'s token endpoint: as registered, else
+    /// `private_key_jwt` with a private key, else the first of `client_secret_basic` and
+    /// `client_secret_post` it offers when there is a secret, else `none`.
     pub(crate) fn auth_method(&self, server: &ServerMetadata) -> &str {
         if let Some(method) = &self.auth_method {
             return method;
+        }
+        if self.private_key.is_some() {
+            return PRIVATE_KEY_JWT;
         }
         if self.client_secret.is_none() {
             return "none";
@@ -119,5 +126,6 @@ pub(crate) async fn register(
             .as_str()
             .map(str::to_owned)
             .or_else(|| Some(method.to_owned())),
+        private_key: None,
     })
 }

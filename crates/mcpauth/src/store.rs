@@ -37,6 +37,9 @@ pub struct TokenRecord {
     /// The scopes asked for (granted, or wanted since a step-up was refused).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// The DPoP key the tokens are bound to (RFC 9449), when they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 /// A string-to-string store of secrets.
@@ -262,6 +265,7 @@ mod tests {
             refresh_token: Some(Secret::new("rt-secret")),
             expires_at: Some(10),
             scopes: vec!["a".to_owned()],
+            dpop_key: None,
         };
         save(&store, &tokens_key("https://rs/mcp"), &record).unwrap();
         let back: TokenRecord = load(&store, &tokens_key("https://rs/mcp"))

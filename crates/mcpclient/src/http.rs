@@ -35,7 +35,9 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::auth::{HttpAuth, Refusal, MAX_AUTH_RETRIES};
+use crate::auth::{
+    AuthTarget, HttpAuth, Refusal, DPOP_HEADER, DPOP_NONCE_HEADER, MAX_AUTH_RETRIES,
+};
 use crate::headers::{modern_headers, ToolHeaders};
 use crate::sse::{sse_events, SseError};
 use crate::{
@@ -546,22 +548,41 @@ impl Shared {
         let Some(auth) = &self.auth else {
             return send(request).await.map_err(SendError::Http);
         };
+        // What a DPoP proof is made for: the request's method and URL.
+        let (method, url) = match request.try_clone().and_then(|r| r.build().ok()) {
+            Some(built) => (built.method().to_string(), built.url().to_string()),
+            None => (Method::POST.to_string(), self.url.to_string()),
+        };
+        let sensitive = |text: &str| {
+            let mut value = HeaderValue::try_from(text).map_err(|_| {
+                SendError::Auth("the access token is not a valid header value".into())
+            })?;
+            value.set_sensitive(true);
+            Ok::<_, SendError>(value)
+        };
         let mut retries = 0;
         loop {
-            let header = auth.header().await.map_err(SendError::Auth)?;
-            let value = match &header {
-                Some(header) => {
-                    let mut value = HeaderValue::try_from(header.value.as_str()).map_err(|_| {
-                        SendError::Auth("the access token is not a valid header value".into())
-                    })?;
-                    value.set_sensitive(true);
-                    Some(value)
-                }
-                None => None,
+            let target = AuthTarget {
+                method: &method,
+                url: &url,
             };
-            let authorized = |r: reqwest::RequestBuilder| match value.clone() {
-                Some(value) => r.header(reqwest::header::AUTHORIZATION, value),
-                None => r,
+            let header = auth.header(target).await.map_err(SendError::Auth)?;
+            let (value, proof) = match &header {
+                Some(header) => (
+                    Some(sensitive(&header.value)?),
+                    header.dpop.as_deref().map(sensitive).transpose()?,
+                ),
+                None => (None, None),
+            };
+            let authorized = |r: reqwest::RequestBuilder| {
+                let r = match value.clone() {
+                    Some(value) => r.header(reqwest::header::AUTHORIZATION, value),
+                    None => r,
+                };
+                match proof.clone() {
+                    Some(proof) => r.header(DPOP_HEADER, proof),
+                    None => r,
+                }
             };
             // Bodies are text, so a request can always be copied; one that could not is sent
             // once.
@@ -582,6 +603,10 @@ impl Shared {
                 status: status.as_u16(),
                 challenge,
                 stamp: header.as_ref().map(|h| h.stamp),
+                dpop_nonce: response
+                    .headers()
+                    .get(DPOP_NONCE_HEADER)
+                    .and_then(|v| v.to_str().ok()),
             };
             if !auth.refused(refusal).await.map_err(SendError::Auth)? {
                 return Ok(response);

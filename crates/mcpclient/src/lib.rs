@@ -35,7 +35,10 @@ mod stdio;
 mod tools;
 mod transport;
 
-pub use auth::{AuthFailure, AuthHeader, HttpAuth, Refusal, MAX_AUTH_RETRIES};
+pub use auth::{
+    AuthFailure, AuthHeader, AuthTarget, HttpAuth, Refusal, DPOP_HEADER, DPOP_NONCE_HEADER,
+    MAX_AUTH_RETRIES,
+};
 pub use client::{
     input_key, CallOptions, Client, ClientError, ClientOptions, ACCEPTED_VERSIONS, DEFAULT_TIMEOUT,
     LISTEN_RETRY, LISTEN_TIMEOUT, MAX_ARGUMENT_VALUES, MAX_LIST_PAGES, MAX_QUEUED_PROGRESS,

@@ -23,6 +23,10 @@ const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
 /// The largest config file read.
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
+/// The largest private key file (`auth.privateKeyFile`) read: an 8192-bit RSA key in PEM is
+/// under 7 KiB.
+const MAX_PRIVATE_KEY_BYTES: u64 = 64 * 1024;
+
 /// One configured server.
 #[derive(Debug, Clone)]
 pub struct Server {
@@ -203,15 +207,21 @@ fn find() -> Option<PathBuf> {
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read config {}", path.display()))?;
-    let mut text = String::new();
+    read_limited(path, MAX_CONFIG_BYTES).with_context(|| format!("config {}", path.display()))
+}
+
+/// The text of the file at `path`, refused past `limit` bytes; errors name the path, never
+/// the content.
+fn read_limited(path: &Path, limit: u64) -> anyhow::Result<String> {
     use std::io::Read;
-    file.take(MAX_CONFIG_BYTES + 1)
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut text = String::new();
+    file.take(limit + 1)
         .read_to_string(&mut text)
-        .with_context(|| format!("cannot read config {}", path.display()))?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        bail!("config {} is over {MAX_CONFIG_BYTES} bytes", path.display());
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if text.len() as u64 > limit {
+        bail!("{} is over {limit} bytes", path.display());
     }
     Ok(text)
 }
@@ -361,26 +371,80 @@ fn auth(
     let Some(section) = section else {
         return Ok(mcpauth::AuthConfig::default());
     };
-    let text = |field: &str| -> anyhow::Result<Option<String>> {
-        section
-            .get(field)
-            .and_then(Value::as_str)
-            .map(|v| {
-                mcpclient::expand(v, lookup)
-                    .map_err(|problem| anyhow!("{at}.auth.{field}: {problem}"))
-            })
-            .transpose()
+    let at = format!("{at}.auth");
+    let text = |field: &str| expanded(section, field, &at, lookup);
+    let pem = match (text("privateKey")?, text("privateKeyFile")?) {
+        (Some(pem), _) => Some(pem),
+        (None, Some(path)) => Some(
+            read_limited(Path::new(&path), MAX_PRIVATE_KEY_BYTES)
+                .with_context(|| format!("{at}.privateKeyFile"))?,
+        ),
+        (None, None) => None,
     };
     Ok(mcpauth::AuthConfig {
         client_id: text("clientId")?,
         client_secret: text("clientSecret")?.map(mcpauth::Secret::new),
+        private_key: pem.map(|pem| mcpauth::PrivateKey {
+            pem: mcpauth::Secret::new(pem),
+            algorithm: section
+                .get("signingAlgorithm")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }),
         scopes: section.get("scopes").map(|s| strings(Some(s))),
         grant: match section.get("grant").and_then(Value::as_str) {
             Some("client_credentials") => mcpauth::Grant::ClientCredentials,
+            Some("jwt_bearer") => mcpauth::Grant::JwtBearer,
             _ => mcpauth::Grant::AuthorizationCode,
         },
         client_metadata_url: text("clientMetadataUrl")?,
+        assertion: match (
+            text("assertion")?,
+            text("assertionFile")?,
+            section.get("idp"),
+        ) {
+            (Some(jwt), _, _) => Some(mcpauth::Assertion::Value(mcpauth::Secret::new(jwt))),
+            (None, Some(path), _) => Some(mcpauth::Assertion::File(path.into())),
+            (None, None, Some(idp)) => Some(identity_provider(idp, &format!("{at}.idp"), lookup)?),
+            (None, None, None) => None,
+        },
     })
+}
+
+/// The string at `field` of `section` (at `at` in the file), `${VAR}` expanded.
+fn expanded(
+    section: &Value,
+    field: &str,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Option<String>> {
+    section
+        .get(field)
+        .and_then(Value::as_str)
+        .map(|v| mcpclient::expand(v, lookup).map_err(|problem| anyhow!("{at}.{field}: {problem}")))
+        .transpose()
+}
+
+/// A server's `auth.idp` (the schema checked its shape), `${VAR}` expanded in each string.
+fn identity_provider(
+    idp: &Value,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<mcpauth::Assertion> {
+    let text = |field: &str| expanded(idp, field, at, lookup);
+    let id_token = match (text("idToken")?, text("idTokenFile")?) {
+        (Some(jwt), _) => mcpauth::Assertion::Value(mcpauth::Secret::new(jwt)),
+        (None, Some(path)) => mcpauth::Assertion::File(path.into()),
+        (None, None) => bail!("{at}: give idToken or idTokenFile"),
+    };
+    Ok(mcpauth::Assertion::Exchanged(Box::new(
+        mcpauth::IdentityProvider {
+            token_endpoint: text("tokenEndpoint")?.unwrap_or_default(),
+            client_id: text("clientId")?,
+            client_secret: text("clientSecret")?.map(mcpauth::Secret::new),
+            id_token,
+        },
+    )))
 }
 
 /// The duration in seconds at `key` of the gateway section, if given (the schema bounds it).
@@ -569,6 +633,77 @@ mod tests {
             err.to_string().contains("$.mcpServers.a.startupTimeout"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn private_key_from_a_variable_or_a_file_never_in_errors() {
+        const PEM: &str =
+            "-----BEGIN PRIVATE KEY-----\nsecret-key-material\n-----END PRIVATE KEY-----\n";
+        let env = |name: &str| (name == "KEY").then(|| PEM.to_owned());
+        let server = |auth: &str| {
+            let text = format!(
+                r#"{{"mcpServers": {{"a": {{"url": "http://127.0.0.1:1/mcp", "auth": {auth}}}}}}}"#
+            );
+            parse(&text, &env).map(|(servers, _)| servers[0].auth.clone())
+        };
+        let from_var =
+            server(r#"{"clientId": "c", "privateKey": "${KEY}", "signingAlgorithm": "ES256"}"#)
+                .unwrap();
+        let key = from_var.private_key.unwrap();
+        assert_eq!(key.pem.expose(), PEM);
+        assert_eq!(key.algorithm.as_deref(), Some("ES256"));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("key.pem");
+        std::fs::write(&file, PEM).unwrap();
+        let from_file = server(&format!(
+            r#"{{"clientId": "c", "privateKeyFile": "{}"}}"#,
+            file.display()
+        ))
+        .unwrap();
+        assert_eq!(from_file.private_key.unwrap().pem.expose(), PEM);
+        std::fs::write(&file, "x".repeat(MAX_PRIVATE_KEY_BYTES as usize + 1)).unwrap();
+        let too_big =
+            server(&format!(r#"{{"privateKeyFile": "{}"}}"#, file.display())).unwrap_err();
+        assert!(
+            format!("{too_big:#}").contains(&format!("is over {MAX_PRIVATE_KEY_BYTES} bytes")),
+            "{too_big:#}"
+        );
+        let missing = format!(
+            "{:#}",
+            server(r#"{"privateKeyFile": "/nonexistent/key.pem"}"#).unwrap_err()
+        );
+        assert!(
+            missing
+                .contains("$.mcpServers.a.auth.privateKeyFile: cannot read /nonexistent/key.pem"),
+            "{missing}"
+        );
+        let both = server(r#"{"privateKey": "${KEY}", "privateKeyFile": "k.pem"}"#).unwrap_err();
+        assert!(
+            !format!("{both:#}").contains("secret-key-material"),
+            "{both:#}"
+        );
+        let workload =
+            server(r#"{"clientId": "w", "grant": "jwt_bearer", "assertionFile": "/run/token"}"#)
+                .unwrap();
+        assert_eq!(workload.grant, mcpauth::Grant::JwtBearer);
+        assert_eq!(
+            workload.assertion,
+            Some(mcpauth::Assertion::File("/run/token".into()))
+        );
+        let enterprise = server(
+            r#"{"clientId": "c", "grant": "jwt_bearer", "idp": {"tokenEndpoint": "https://idp.example/token", "idToken": "${KEY}"}}"#,
+        )
+        .unwrap();
+        let Some(mcpauth::Assertion::Exchanged(idp)) = enterprise.assertion else {
+            panic!("no identity provider");
+        };
+        assert_eq!(idp.token_endpoint, "https://idp.example/token");
+        assert_eq!(
+            idp.id_token,
+            mcpauth::Assertion::Value(mcpauth::Secret::new(PEM))
+        );
+        assert!(server(r#"{"idp": {"tokenEndpoint": "https://idp.example/token"}}"#).is_err());
+        assert!(server(r#"{"assertion": "${KEY}", "assertionFile": "/run/token"}"#).is_err());
     }
 
     #[test]

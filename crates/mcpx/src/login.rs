@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use anstream::eprintln;
 use mcpauth::{AuthError, Authorizer, FileStore, Interaction, KeyringStore, Store};
 use mcpclient::Reach;
-use mcpclient::{AuthFailure, AuthHeader, BoxFuture, HttpAuth, Refusal};
+use mcpclient::{AuthFailure, AuthHeader, AuthTarget, BoxFuture, HttpAuth, Refusal};
 use mcpx::config::Server;
 
 /// `--login`: log in when asked even without a terminal.
@@ -187,8 +187,11 @@ impl Hinted {
 }
 
 impl HttpAuth for Hinted {
-    fn header(&self) -> BoxFuture<'_, Result<Option<AuthHeader>, AuthFailure>> {
-        Box::pin(async move { self.inner.header().await.map_err(|e| self.hint(e)) })
+    fn header<'a>(
+        &'a self,
+        target: AuthTarget<'a>,
+    ) -> BoxFuture<'a, Result<Option<AuthHeader>, AuthFailure>> {
+        Box::pin(async move { self.inner.header(target).await.map_err(|e| self.hint(e)) })
     }
 
     fn refused<'a>(&'a self, refusal: Refusal<'a>) -> BoxFuture<'a, Result<bool, AuthFailure>> {

@@ -9,14 +9,10 @@ mod common;
 
 use std::path::Path;
 
-use mcpclient::{ClientOptions, HttpConfig, Reach, Spawn};
 use serde_json::{json, Value};
 
 /// The protected server's access token.
 const TOKEN: &str = "oauth-access-t0ken-never-shown";
-
-/// How long a test client waits to connect.
-const CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// `mcpx --config CONFIG ARGS` with its credentials in `credentials`, no terminal, expecting
 /// exit `code`: its stdout and stderr.
@@ -45,18 +41,7 @@ async fn gateway_tools(config: &Path, credentials: &Path) -> (Vec<String>, Strin
         &[("MCPX_CREDENTIALS", &credentials), ("MCPX_LOG", "trace")],
     )
     .await;
-    let reach = Reach::Http(HttpConfig {
-        url: gateway.url.clone(),
-        ..HttpConfig::default()
-    });
-    let connected = mcpclient::connect(
-        &reach,
-        ClientOptions::default(),
-        Spawn::Inline,
-        CONNECT_WITHIN,
-    )
-    .await
-    .unwrap();
+    let connected = common::connect_http(&gateway.url).await;
     let (tools, _) = connected.client.list_tools().await.unwrap();
     let names = tools.iter().map(|t| t.name().to_owned()).collect();
     (names, gateway.log())

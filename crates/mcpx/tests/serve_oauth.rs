@@ -1,7 +1,9 @@
 //! `mcpx serve --http` as an OAuth resource server, against a real authorization server:
 //! oidc-provider (npm, pinned in `crates/mcpx-interop/peers/oidc`) issues client-credentials JWT
 //! access tokens, and a client of the Python SDK (`peers/oauth_client.py`) logs in with the
-//! SDK's own OAuth support, from mcpx's 401 and Protected Resource Metadata on.
+//! SDK's own OAuth support, from mcpx's 401 and Protected Resource Metadata on. Two clients
+//! with different scopes use one gateway at once, each seeing and calling only what its scopes
+//! allow.
 
 mod common;
 
@@ -326,5 +328,79 @@ fn a_static_token_and_oauth_exclude_each_other() {
             "a static bearer token (--token or MCPX_TOKEN) and gateway.auth exclude each other"
         ),
         "{err}"
+    );
+}
+
+/// Rounds each of the two clients makes at once in [`two_clients_with_different_scopes_at_once`].
+const ROUNDS: usize = 20;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_clients_with_different_scopes_at_once() {
+    use mcpclient::{Client, ClientOptions, HttpConfig, HttpTransport};
+    let Some(issuer) = issuer("mcp:tools files:read files:write").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = json!({"auth": {"issuer": issuer.url, "scopes": ["mcp:tools"],
+        "toolScopes": {"demo__echo": "files:write"}}});
+    let config = config(dir.path(), &[], "", &gateway.to_string());
+    let peer = common::serve_http(&config).await;
+    let url = peer.url.clone();
+    let reader = token(&issuer.url, &url, "mcp:tools files:read").await;
+    let writer = token(&issuer.url, &url, "mcp:tools files:write").await;
+    let client = |token: &str| {
+        let transport = HttpTransport::new(&HttpConfig {
+            url: url.clone(),
+            headers: vec![("Authorization".into(), format!("Bearer {token}"))],
+            auth: None,
+        })
+        .unwrap();
+        Client::connect_with(transport, ClientOptions::default())
+    };
+    let ((reading, _reader_events), (writing, _writer_events)) = (
+        client(&reader).await.unwrap(),
+        client(&writer).await.unwrap(),
+    );
+    // One client's rounds: it lists, adds (both may), and echoes (the writer only).
+    let rounds = |client: Client, may_echo: bool| async move {
+        for round in 0..ROUNDS {
+            let (tools, _) = client.list_tools().await.unwrap();
+            let listed = tools.iter().any(|t| t.name() == "demo__echo");
+            assert_eq!(listed, may_echo, "round {round}: echo listed");
+            let sum = client
+                .call_tool("demo__get-sum", json!({"a": round, "b": 1}))
+                .await
+                .unwrap();
+            assert_eq!(
+                sum.response.result().unwrap()["structuredContent"],
+                json!({"sum": round + 1})
+            );
+            // Sent whether listed or not, so the gateway decides.
+            let text = format!("round {round}");
+            let params = json!({"name": "demo__echo", "arguments": {"text": text}}).to_string();
+            let params = serde_json::value::RawValue::from_string(params).unwrap();
+            let echoed = client
+                .call_unlisted_tool(
+                    mcpclient::RawParams::parse(&params).unwrap(),
+                    mcpclient::CallOptions::default(),
+                )
+                .await;
+            if may_echo {
+                let echoed = echoed.unwrap().response.result().unwrap();
+                assert_eq!(echoed["content"][0]["text"], text.as_str());
+            } else {
+                let refused = echoed.err().map(|e| e.to_string()).unwrap_or_default();
+                assert_eq!(
+                    refused, "error -32600: the access token lacks the scope files:write",
+                    "round {round}"
+                );
+            }
+        }
+    };
+    tokio::join!(rounds(reading, false), rounds(writing, true));
+    let log = peer.log();
+    assert!(
+        !log.contains(&reader) && !log.contains(&writer),
+        "a token is in the log"
     );
 }

@@ -349,6 +349,25 @@ pub async fn serve_http_with(config: &Path, env: &[(&str, &str)]) -> mcpx_intero
     .await
 }
 
+/// How long [`connect_http`] waits to connect.
+const CONNECT_WITHIN: Duration = Duration::from_secs(30);
+
+/// A client of the MCP endpoint `url` (a gateway's `/mcp`), connected with default options.
+pub async fn connect_http(url: &str) -> mcpclient::Connected {
+    let reach = mcpclient::Reach::Http(mcpclient::HttpConfig {
+        url: url.to_owned(),
+        ..mcpclient::HttpConfig::default()
+    });
+    mcpclient::connect(
+        &reach,
+        mcpclient::ClientOptions::default(),
+        mcpclient::Spawn::Inline,
+        CONNECT_WITHIN,
+    )
+    .await
+    .unwrap()
+}
+
 /// [`serve_http_with`] and no environment.
 pub async fn serve_http(config: &Path) -> mcpx_interop::HttpPeer {
     serve_http_with(config, &[]).await

@@ -5,7 +5,7 @@
 // asynchronous lookup is still null ("Scenario server is not listening").
 'use strict';
 const path = require('node:path');
-require(path.join(__dirname, '..', '..', '..', 'interop', 'peers', 'loopback.cjs'));
+require(path.join(__dirname, '..', '..', '..', 'mcpx-interop', 'peers', 'loopback.cjs'));
 const dns = require('node:dns');
 const lookup = dns.lookup;
 dns.lookup = function (host, options, callback) {
