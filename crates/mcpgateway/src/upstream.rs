@@ -75,6 +75,9 @@ pub(crate) struct Upstream {
     /// Told when an exchange with the (HTTP) server failed: the supervisor probes it.
     pub(crate) failed: tokio::sync::Notify,
     supervised: AtomicBool,
+    /// It has been running or down at least once: its first start is over, one way or the
+    /// other (readiness, see `health`).
+    settled_once: AtomicBool,
 }
 
 impl Upstream {
@@ -86,6 +89,7 @@ impl Upstream {
             since: Mutex::new(Instant::now()),
             failed: tokio::sync::Notify::new(),
             supervised: AtomicBool::new(false),
+            settled_once: AtomicBool::new(false),
         }
     }
 
@@ -114,6 +118,11 @@ impl Upstream {
     /// Whether the gateway starts this server before anyone asks for it.
     pub(crate) fn starts_eagerly(&self, lazy: bool) -> bool {
         !lazy || matches!(self.config.transport, Reach::Http(_))
+    }
+
+    /// Whether its first start is over: it ran, or failed (its start timeout included).
+    pub(crate) fn has_settled(&self) -> bool {
+        self.settled_once.load(Ordering::Relaxed)
     }
 
     /// Starts the supervisor unless it runs already; true when this call started it.
@@ -170,6 +179,9 @@ impl Upstream {
     }
 
     pub(crate) fn set(&self, state: State) {
+        if matches!(state, State::Ready(_) | State::Down(_)) {
+            self.settled_once.store(true, Ordering::Relaxed);
+        }
         *self.since.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         self.state.send_replace(state);
     }

@@ -94,6 +94,9 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref token,
             lazy,
             timeout,
+            drain_timeout,
+            threads,
+            health,
         } => {
             let config = config()?;
             let serve = commands::serve::Serve {
@@ -101,6 +104,9 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 token: token.clone(),
                 lazy,
                 timeout: std::time::Duration::from_secs(timeout),
+                drain_timeout: std::time::Duration::from_secs(drain_timeout),
+                threads: threads.map(usize::from),
+                health,
             };
             commands::serve::run(&config, serve)
         }
