@@ -104,16 +104,27 @@ impl Gateway {
     /// Waits until no request is in flight, at most `within`, or until `stop` says
     /// [`Phase::Stopping`]; whether everything was answered. The fronts go on serving meanwhile.
     pub async fn drain(&self, within: Duration, stop: &Stop) -> bool {
+        let in_flight = self.requests_in_flight();
+        tracing::info!(
+            in_flight,
+            ?within,
+            "draining: no new sessions; a second signal stops at once"
+        );
         let idle = async {
             while self.requests_in_flight() > 0 {
                 tokio::time::sleep(DRAIN_POLL).await;
             }
         };
-        tokio::select! {
+        let drained = tokio::select! {
             () = idle => true,
             () = tokio::time::sleep(within) => false,
             () = stop.reached(Phase::Stopping) => self.requests_in_flight() == 0,
+        };
+        match self.requests_in_flight() {
+            0 => tracing::info!("drained: every request in flight was answered"),
+            left => tracing::info!(left, "the drain ends with requests in flight"),
         }
+        drained
     }
 }
 

@@ -253,19 +253,7 @@ pub async fn serve_http(
     // `/readyz`, and a new session is told 503 rather than refused a connection.
     let drained = async {
         stop.reached(Phase::Draining).await;
-        let within = front.options.drain_timeout;
-        let in_flight = gateway.requests_in_flight();
-        tracing::info!(
-            in_flight,
-            ?within,
-            "draining: no new sessions; a second signal stops at once"
-        );
-        if gateway.drain(within, &stop).await {
-            tracing::info!("drained: every request in flight was answered");
-        } else {
-            let left = gateway.requests_in_flight();
-            tracing::info!(left, "drain over with requests still in flight");
-        }
+        gateway.drain(front.options.drain_timeout, &stop).await;
     };
     tokio::pin!(drained);
     loop {
