@@ -17,6 +17,13 @@
 //!
 //! - A 2026-07-28 request needs no session: see [`stateless`] (its headers checked against its
 //!   body, answered on its own response); `GET` and `DELETE` without a session get 405.
+//! - `GET /healthz` and `GET /readyz` (see [`crate::health`]) are answered before any check:
+//!   they carry no secret and a balancer's probe has no token.
+//! - Stopping drains first (see [`crate::drain`]): from the first signal on, `initialize` and
+//!   sessionless (2026-07-28) requests get 503 with `Retry-After`, whatever the connection,
+//!   since another replica can take them; a session's requests are still taken, since the
+//!   session lives here alone, and the requests in flight get [`HttpOptions::drain_timeout`]
+//!   to be answered. Then what is left is answered "shutting down" as before.
 //!
 //! The client's headers (its credentials above all) never go upstream: each server gets only
 //! the headers of its own config.
@@ -44,11 +51,12 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::bearer::{BearerError, Grant, ResourceAuth};
+use crate::drain::Phase;
 use crate::modern::MODERN_VERSIONS;
 use crate::ratelog::RateLimitedLog;
 use crate::wire::lock;
 use crate::MAX_REQUESTS_IN_FLIGHT;
-use crate::{Gateway, Outbox, Session};
+use crate::{Gateway, Outbox, Session, Stop};
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -93,8 +101,8 @@ const MAX_SWEEP_INTERVAL: Duration = Duration::from_secs(60);
 /// The `Retry-After` of a refusal for overload (sessions full, requests in flight), in seconds.
 const RETRY_AFTER_SECONDS: &str = "1";
 
-/// How long open connections get to take their last answers once the front is stopping; then
-/// they are dropped.
+/// How long open connections get to take their last answers once the front is stopping (after
+/// the drain); then they are dropped.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
 
 /// How long a client may take to send a request's headers, and how long a kept-alive
@@ -145,6 +153,9 @@ pub struct HttpOptions {
     pub header_read_timeout: Duration,
     /// How long a request's body may take ([`BODY_READ_TIMEOUT`] unless configured).
     pub body_read_timeout: Duration,
+    /// How long the requests in flight get to finish once a drain starts
+    /// ([`crate::DRAIN_TIMEOUT`] unless configured).
+    pub drain_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -158,6 +169,7 @@ impl Default for HttpOptions {
             max_connections: MAX_CONNECTIONS,
             header_read_timeout: HEADER_READ_TIMEOUT,
             body_read_timeout: BODY_READ_TIMEOUT,
+            drain_timeout: crate::DRAIN_TIMEOUT,
         }
     }
 }
@@ -185,7 +197,7 @@ pub enum HttpError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves the gateway on `listener` until `shutdown` completes.
+/// Serves the gateway on `listener` until `stop` has drained it (or says stop now).
 ///
 /// # Errors
 /// [`HttpError::TokenRequired`] for a non-loopback listener without a token; the listener's
@@ -194,7 +206,7 @@ pub async fn serve_http(
     gateway: Gateway,
     listener: TcpListener,
     options: HttpOptions,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    stop: Stop,
 ) -> Result<(), HttpError> {
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() && options.token.is_none() && options.auth.is_none() {
@@ -208,7 +220,8 @@ pub async fn serve_http(
         None => None,
     };
     let front = Arc::new(Front {
-        gateway,
+        gateway: gateway.clone(),
+        stop: stop.clone(),
         options,
         sessions: Mutex::default(),
         loopback: addr.ip().is_loopback(),
@@ -225,7 +238,9 @@ pub async fn serve_http(
             .route(METADATA_PATH, get(resource_metadata))
             .route(&suffixed, get(resource_metadata));
     }
-    let app = app.with_state(front.clone());
+    let app = app
+        .with_state(front.clone())
+        .merge(crate::health::routes(gateway.clone(), stop.clone()));
     let sweeper = front.clone();
     let sweeping = tokio::spawn(async move {
         let every = (sweeper.options.session_idle_timeout / 4).min(MAX_SWEEP_INTERVAL);
@@ -236,10 +251,16 @@ pub async fn serve_http(
     });
     let connections = Arc::new(tokio::sync::Semaphore::new(front.options.max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    tokio::pin!(shutdown);
+    // Connections are still accepted while draining: a balancer's probe learns it from
+    // `/readyz`, and a new session is told 503 rather than refused a connection.
+    let drained = async {
+        stop.reached(Phase::Draining).await;
+        gateway.drain(front.options.drain_timeout, &stop).await;
+    };
+    tokio::pin!(drained);
     loop {
         let (tcp, peer) = tokio::select! {
-            () = &mut shutdown => break,
+            () = &mut drained => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
@@ -298,6 +319,8 @@ pub async fn serve_http(
 
 struct Front {
     gateway: Gateway,
+    /// Draining: no new sessions.
+    stop: Stop,
     options: HttpOptions,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// Listening on a loopback address: the Host header is checked.
@@ -859,6 +882,9 @@ impl Front {
             .into_response();
         }
         let (session_id, session) = match (opens, known) {
+            (true, _) if self.stop.is_draining() => {
+                return draining().for_request(&ids[0]).into_response()
+            }
             (true, _) => match self.open(peer) {
                 Ok((id, session)) => (Some(id), session),
                 Err(refused) => return refused.into_response(),
@@ -1010,6 +1036,14 @@ async fn json_answers(mut frames: mpsc::UnboundedReceiver<ToClient>, n: usize) -
         format!("[{}]", answers.join(",")),
     )
         .into_response()
+}
+
+/// The refusal of new work while draining: 503, so that a balancer or client tries elsewhere.
+fn draining() -> Refusal {
+    Refusal::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "mcpx is shutting down: it takes no new sessions; try again (another replica)",
+    )
 }
 
 fn too_large() -> Response {

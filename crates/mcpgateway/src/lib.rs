@@ -13,6 +13,9 @@
 //! Fronts: [`serve_stdio`] (the client spawns mcpx) and [`serve_http`] (Streamable HTTP, with
 //! sessions, Origin checks and an optional bearer token). Both are thin: what a client sends
 //! goes to [`Gateway::receive`], and what goes back leaves through the session's [`Outbox`].
+//! They stop in two steps shared through a [`Stop`]: a drain, then the stop
+//! ([`Gateway::drain`]); [`HEALTH_PATH`] and [`READY_PATH`] tell a supervisor or a balancer
+//! where the gateway is ([`serve_health`] beside the stdio front).
 
 #![deny(missing_docs)]
 
@@ -20,9 +23,11 @@ mod bearer;
 mod bridge;
 mod catalog;
 mod conversation;
+mod drain;
 mod exposure;
 mod fair;
 mod gateway;
+mod health;
 mod http;
 #[cfg(test)]
 mod in_memory_tests;
@@ -58,9 +63,11 @@ pub use bearer::{
     MAX_JWKS_KEYS, MAX_METADATA_BYTES, MAX_TOKEN_BYTES,
 };
 pub use conversation::GATHER_WINDOW;
+pub use drain::{Phase, Stop, DRAIN_TIMEOUT};
 pub use exposure::{Exposure, ExposureOptions, AUTO_MAX_LIST_BYTES, AUTO_MAX_TOOLS, MAX_DISCLOSED};
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
+pub use health::{serve_health, Health, HEALTH_PATH, READY_PATH};
 pub use http::{
     serve_http, HttpError, HttpOptions, BODY_BUDGET_BYTES, BODY_BUDGET_WAIT, BODY_READ_TIMEOUT,
     DEFAULT_HTTP_ADDR, DRAIN_GRACE, HEADER_READ_TIMEOUT, KEEP_ALIVE, MAX_BODY_BYTES,

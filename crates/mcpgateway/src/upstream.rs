@@ -84,6 +84,9 @@ pub(crate) struct Upstream {
     retired: AtomicBool,
     /// Its turns between sessions (shared connection).
     pub(crate) admission: Arc<crate::fair::Admission>,
+    /// It has been running or down at least once: its first start is over, one way or the
+    /// other (readiness, see `health`).
+    settled_once: AtomicBool,
 }
 
 impl Upstream {
@@ -98,6 +101,7 @@ impl Upstream {
             supervisor: Mutex::default(),
             retired: AtomicBool::new(false),
             admission: Arc::default(),
+            settled_once: AtomicBool::new(false),
         }
     }
 
@@ -154,6 +158,11 @@ impl Upstream {
     /// Whether the gateway starts this server before anyone asks for it.
     pub(crate) fn starts_eagerly(&self, lazy: bool) -> bool {
         !lazy || matches!(self.config.transport, Reach::Http(_))
+    }
+
+    /// Whether its first start is over: it ran, or failed (its start timeout included).
+    pub(crate) fn has_settled(&self) -> bool {
+        self.settled_once.load(Ordering::Relaxed)
     }
 
     /// Starts the supervisor unless it runs already; true when this call started it.
@@ -213,6 +222,9 @@ impl Upstream {
     }
 
     pub(crate) fn set(&self, state: State) {
+        if matches!(state, State::Ready(_) | State::Down(_)) {
+            self.settled_once.store(true, Ordering::Relaxed);
+        }
         *self.since.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         self.state.send_replace(state);
     }

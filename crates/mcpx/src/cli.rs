@@ -172,6 +172,18 @@ pub(crate) enum Command {
         /// Append the audit log (one JSON line per verdict) to FILE, instead of gateway.audit.file.
         #[arg(long, value_name = "FILE")]
         audit: Option<std::path::PathBuf>,
+        /// Seconds the requests in flight get to finish after SIGTERM or SIGINT, while no new
+        /// session is taken; a second signal stops at once. 0: stop at once.
+        #[arg(long, value_name = "SECONDS", default_value_t = mcpgateway::DRAIN_TIMEOUT.as_secs())]
+        drain_timeout: u64,
+        /// Worker threads of the HTTP front [default: one per core, at least 2].
+        #[arg(long, value_name = "N", requires = "http",
+            value_parser = clap::value_parser!(u16).range(1..=i64::from(crate::commands::serve::MAX_THREADS)))]
+        threads: Option<u16>,
+        /// Also serve /healthz and /readyz on ADDR (for the stdio front; the HTTP front serves
+        /// them on its own address).
+        #[arg(long, value_name = "ADDR", conflicts_with = "http")]
+        health: Option<std::net::SocketAddr>,
     },
     /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
     DemoServer {

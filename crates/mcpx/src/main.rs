@@ -97,6 +97,9 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             watch,
             metrics,
             ref audit,
+            drain_timeout,
+            threads,
+            health,
         } => {
             let config = config()?;
             let serve = commands::serve::Serve {
@@ -107,6 +110,9 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 watch,
                 metrics,
                 audit: audit.clone(),
+                drain_timeout: std::time::Duration::from_secs(drain_timeout),
+                threads: threads.map(usize::from),
+                health,
             };
             commands::serve::run(&config, serve)
         }

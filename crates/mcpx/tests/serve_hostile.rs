@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{config, spec};
+use common::{config, spec, Raw};
 use mcpclient::{CallOptions, Client, ClientOptions, HttpConfig, HttpTransport, Transport};
 use mcpspec::Recording;
 use mcpx_interop::HttpPeer;
@@ -17,58 +17,6 @@ const ECHO_BYTES: usize = 1024 * 1024;
 
 /// How long one echo call may take: generous, since a deadlock never ends.
 const CALL_WAIT: Duration = Duration::from_secs(60);
-
-/// Raw POSTs to `mcpx serve --http`, for clients that pile up requests or misbehave.
-#[derive(Clone)]
-struct Raw {
-    http: reqwest::Client,
-    url: String,
-}
-
-impl Raw {
-    fn new(peer: &HttpPeer) -> Raw {
-        Raw {
-            http: reqwest::Client::new(),
-            url: peer.url.clone(),
-        }
-    }
-
-    /// POSTs `body`, in `session` when given.
-    fn post(
-        &self,
-        session: Option<&str>,
-        body: String,
-    ) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json");
-        if let Some(session) = session {
-            request = request
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        request.body(body).send()
-    }
-
-    /// The answer to `initialize`, named `client`.
-    async fn initialize(&self, client: &str) -> reqwest::Response {
-        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": client, "version": "0"}}});
-        self.post(None, initialize.to_string()).await.unwrap()
-    }
-
-    /// A new session's id.
-    async fn open(&self, client: &str) -> String {
-        let opened = self.initialize(client).await;
-        opened.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned()
-    }
-}
 
 async fn connect(transport: impl Transport + 'static) -> Client {
     let options = ClientOptions {
@@ -189,39 +137,30 @@ async fn pipelined_eliciting_calls_past_the_pacing_bound_all_end() {
     client.close().await;
 }
 
-/// How long `mcpx serve` may take to stop after SIGTERM, whatever is queued: the documented
-/// bound (answers at once, [`mcpgateway::DRAIN_GRACE`] for connections, then each server's
-/// stop: [`mcpclient::STOP_GRACE`] twice), with room for a loaded machine.
+/// How long `mcpx serve --drain-timeout 1` may take to stop after SIGTERM, whatever is queued:
+/// the documented bound (the drain's 1 s, then answers at once, [`mcpgateway::DRAIN_GRACE`]
+/// for connections, then each server's stop: [`mcpclient::STOP_GRACE`] twice), with room for a
+/// loaded machine.
 const STOP_BOUND: Duration = Duration::from_secs(15);
 
 /// Sends SIGTERM to `pid` and waits (at most twice [`STOP_BOUND`]) until it is gone; how long
 /// that took.
 async fn terminate(pid: u32) -> Duration {
-    let sent = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let started = std::time::Instant::now();
-    while started.elapsed() < 2 * STOP_BOUND {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let gone = status.is_empty() || status.contains("State:\tZ");
-        if gone {
-            return started.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    started.elapsed()
+    common::signal(pid, "TERM");
+    common::gone_within(pid, 2 * STOP_BOUND).await
 }
 
-/// SIGTERM with calls queued in several sessions: each queued call gets an error answer, mcpx
-/// stops within its bound, and no server is left running (before: still running 60 s later).
+/// SIGTERM with calls queued in several sessions that outlast the drain: once the drain's
+/// bound has passed each queued call gets an error answer, mcpx stops within its bound, and no
+/// server is left running (before: still running 60 s later). Calls that finish within the
+/// drain are `serve_drain.rs`'s.
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
     const SESSIONS: usize = 4;
     const QUEUED: usize = 48;
     let dir = tempfile::tempdir().unwrap();
-    let peer = common::serve_http(&config(dir.path(), &["--faults"], "", "")).await;
+    let config = config(dir.path(), &["--faults"], "", "");
+    let peer = common::serve_http_args(&config, &["--drain-timeout", "1"]).await;
     let raw = Raw::new(&peer);
     let mut calls = Vec::new();
     for _ in 0..SESSIONS {

@@ -21,8 +21,8 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::{
-    accepts_sse, header_text, json_answer, lock, sse_unless_answered_at_once, Front, HttpOutbox,
-    Refusal, Streams, VERSION_HEADER,
+    accepts_sse, draining, header_text, json_answer, lock, sse_unless_answered_at_once, Front,
+    HttpOutbox, Refusal, Streams, VERSION_HEADER,
 };
 use crate::bearer::Grant;
 use crate::modern::{self, MODERN_METHODS, PROTOCOL_VERSION};
@@ -83,6 +83,9 @@ impl Front {
         let id = id.get().to_owned();
         if let Err(refusal) = check_headers(headers, &id, method, params) {
             return Ok(refusal.into_response());
+        }
+        if self.stop.is_draining() {
+            return Ok(draining().for_request(&id).into_response());
         }
         let streams = Arc::new(Streams::default());
         let session = self.gateway.open_session(HttpOutbox(streams.clone()));

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use mcpgateway::{Gateway, GatewayOptions, HttpOptions};
+use mcpgateway::{Gateway, GatewayOptions, HttpOptions, Phase, Stop};
 
 use mcpx::config::Config;
 
@@ -24,6 +24,12 @@ pub(crate) struct Serve {
     pub(crate) metrics: Option<SocketAddr>,
     /// The audit log's file, over the config's.
     pub(crate) audit: Option<std::path::PathBuf>,
+    /// How long the requests in flight get after the first stop signal.
+    pub(crate) drain_timeout: Duration,
+    /// The HTTP front's worker threads (`--threads`); [`http_workers`] when not given.
+    pub(crate) threads: Option<usize>,
+    /// Where to serve `/healthz` and `/readyz` beside the stdio front.
+    pub(crate) health: Option<SocketAddr>,
 }
 
 /// The metrics, the audit log (`gateway.audit`, or `--audit FILE`) and the traces
@@ -117,33 +123,45 @@ fn stdio() -> (
     (input, output)
 }
 
-/// Completes on SIGINT or SIGTERM: the gateway then stops its servers (and what they started)
-/// before mcpx exits, rather than leaving them behind.
-async fn stop_signal() {
+/// Turns SIGINT and SIGTERM into `stop`: the first starts the drain, the second stops at once.
+/// Either way the gateway then stops its servers (and what they started) before mcpx exits,
+/// rather than leaving them behind.
+async fn watch_signals(stop: Stop) {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(term) => term,
-        Err(error) => {
-            tracing::warn!(%error, "cannot watch SIGTERM");
+    let (mut term, mut int) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(term), Ok(int)) => (term, int),
+        (Err(error), _) | (_, Err(error)) => {
+            tracing::warn!(%error, "cannot watch SIGTERM and SIGINT");
             let _ = tokio::signal::ctrl_c().await;
+            stop.now();
             return;
         }
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT"),
-        _ = term.recv() => tracing::info!("SIGTERM"),
+    for step in [Phase::Draining, Phase::Stopping] {
+        tokio::select! {
+            _ = int.recv() => tracing::info!("SIGINT"),
+            _ = term.recv() => tracing::info!("SIGTERM"),
+        }
+        match step {
+            Phase::Draining => stop.drain(),
+            _ => stop.now(),
+        }
     }
 }
 
-/// The most worker threads of the HTTP front's runtime.
-const HTTP_WORKERS: usize = 4;
+/// The most worker threads `--threads` takes.
+pub(crate) const MAX_THREADS: u16 = 1024;
 
-/// Worker threads for the HTTP front: one per core, at least two (so that a long request never
-/// holds up the others), at most [`HTTP_WORKERS`].
+/// Worker threads for the HTTP front unless `--threads` says: one per core, so that a big
+/// machine is used, and at least two, so that one long request never holds up the others
+/// (BENCHMARKS.md, "Threads").
 fn http_workers() -> usize {
     std::thread::available_parallelism()
         .map_or(2, usize::from)
-        .clamp(2, HTTP_WORKERS)
+        .max(2)
 }
 
 /// Raises the soft limit of open files to the hard one: each HTTP connection and each stdio
@@ -170,13 +188,13 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     // between worker threads cost more than a second thread gave (BENCHMARKS.md). The HTTP
     // front has many: with one thread, one client's huge request (megabytes to read, decode and
     // check) held up every other client for its whole duration (a ping waited 1.3 s), so it
-    // gets a worker per core, at most HTTP_WORKERS.
+    // gets a worker per core (`--threads`).
     let runtime = match serve.http {
         None => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build(),
         Some(_) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(http_workers())
+            .worker_threads(serve.threads.unwrap_or_else(http_workers))
             .enable_all()
             .build(),
     }
@@ -203,14 +221,37 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             applied,
             serve.watch,
         ));
+        let stop = Stop::new();
+        let signals = tokio::spawn(watch_signals(stop.clone()));
         let served = match serve.http {
             None => {
+                if let Some(addr) = serve.health {
+                    let listener = tokio::net::TcpListener::bind(addr)
+                        .await
+                        .with_context(|| format!("cannot listen on {addr} (--health)"))?;
+                    let local = listener.local_addr()?;
+                    tracing::info!(
+                        "health on http://{local}{} and {}",
+                        mcpgateway::HEALTH_PATH,
+                        mcpgateway::READY_PATH
+                    );
+                    let health = mcpgateway::serve_health(gateway.clone(), listener, stop.clone());
+                    tokio::spawn(async move {
+                        if let Err(error) = health.await {
+                            tracing::warn!(%error, "the health endpoints stopped");
+                        }
+                    });
+                }
                 let (input, output) = stdio();
+                let drained = async {
+                    stop.reached(Phase::Draining).await;
+                    gateway.drain(serve.drain_timeout, &stop).await;
+                };
                 tokio::select! {
                     served = mcpgateway::serve_stdio(&gateway, input, output) => {
                         served.context("stdio front")
                     }
-                    () = stop_signal() => {
+                    () = drained => {
                         gateway.end_sessions();
                         Ok(())
                     }
@@ -239,13 +280,16 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     header_read_timeout: config.gateway.header_read_timeout,
                     body_read_timeout: config.gateway.body_read_timeout,
                     session_idle_timeout: config.gateway.session_idle_timeout,
+                    drain_timeout: serve.drain_timeout,
                 };
-                mcpgateway::serve_http(gateway.clone(), listener, http, stop_signal())
+                mcpgateway::serve_http(gateway.clone(), listener, http, stop.clone())
                     .await
                     .map_err(anyhow::Error::from)
             }
         };
         reloads.abort();
+        stop.now();
+        signals.abort();
         gateway.shutdown().await;
         if let Some(metrics) = metrics {
             metrics.abort();

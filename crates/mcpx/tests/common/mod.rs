@@ -394,3 +394,86 @@ pub async fn http_client(
     client.list_tools().await.unwrap();
     (client, events)
 }
+
+/// `mcpx --config CONFIG serve --http 127.0.0.1:0 ARGS`.
+pub async fn serve_http_args(config: &Path, args: &[&str]) -> mcpx_interop::HttpPeer {
+    let config = config.display().to_string();
+    let mut all = vec!["--config", &config, "serve", "--http", "127.0.0.1:0"];
+    all.extend_from_slice(args);
+    mcpx_interop::HttpPeer::start(MCPX, &all, &[], "/mcp").await
+}
+
+/// Raw POSTs to `mcpx serve --http`, for clients that pile up requests or misbehave.
+#[derive(Clone)]
+pub struct Raw {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Raw {
+    pub fn new(peer: &mcpx_interop::HttpPeer) -> Raw {
+        Raw {
+            http: reqwest::Client::new(),
+            url: peer.url.clone(),
+        }
+    }
+
+    /// POSTs `body`, in `session` when given.
+    pub fn post(
+        &self,
+        session: Option<&str>,
+        body: String,
+    ) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request.body(body).send()
+    }
+
+    /// The answer to `initialize`, named `client`.
+    pub async fn initialize(&self, client: &str) -> reqwest::Response {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": client, "version": "0"}}});
+        self.post(None, initialize.to_string()).await.unwrap()
+    }
+
+    /// A new session's id.
+    pub async fn open(&self, client: &str) -> String {
+        let opened = self.initialize(client).await;
+        opened.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
+}
+
+/// Sends signal `name` (`TERM`, `KILL`) to process `pid`.
+pub fn signal(pid: u32, name: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{name} {pid}");
+}
+
+/// Waits (at most `bound`) until process `pid` is gone (or a zombie); how long that took.
+pub async fn gone_within(pid: u32, bound: Duration) -> Duration {
+    let started = std::time::Instant::now();
+    while started.elapsed() < bound {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let gone = status.is_empty() || status.contains("State:\tZ");
+        if gone {
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    started.elapsed()
+}
