@@ -65,6 +65,8 @@ pub(crate) struct Hub {
     pub(crate) parked: crate::conversation::Parked,
     /// The exposure plan of the catalog and each session's described tools.
     pub(crate) exposure: crate::exposure::State,
+    /// Tool pinning: the lock file and what was reported of it.
+    pins: Arc<crate::pinning::Pins>,
 }
 
 impl Gateway {
@@ -72,6 +74,7 @@ impl Gateway {
     /// `options.lazy`). Must be called inside a Tokio runtime.
     pub fn start(upstreams: Vec<UpstreamConfig>, options: GatewayOptions) -> Gateway {
         let count = upstreams.len();
+        let pins = Arc::new(crate::pinning::Pins::new(options.lock_file.clone()));
         let inner = Arc::new(Hub {
             upstreams: upstreams
                 .into_iter()
@@ -92,12 +95,18 @@ impl Gateway {
             admissions: (0..count).map(|_| Arc::default()).collect(),
             parked: crate::conversation::Parked::default(),
             exposure: crate::exposure::State::default(),
+            pins,
         });
         for upstream in inner.upstreams.iter() {
             if upstream.starts_eagerly(inner.options.lazy) {
                 inner.supervise(upstream);
             }
         }
+        let hub = Arc::downgrade(&inner);
+        let approvals = crate::pinning::watch(inner.pins.clone(), move || {
+            hub.upgrade().map(|hub| hub.changed()).is_some()
+        });
+        lock(&inner.supervisors).push(tokio::spawn(approvals).abort_handle());
         Gateway { hub: inner }
     }
 
@@ -226,6 +235,12 @@ impl Gateway {
         self.hub.rejected_calls.load(Ordering::Relaxed)
     }
 
+    /// Tool changes since pinned reported so far (each classified change once while it stays;
+    /// see [`crate::Pinning`]).
+    pub fn pin_changes(&self) -> u64 {
+        self.hub.pins.changes()
+    }
+
     /// The gateway is stopping: every session's requests in flight are answered at once with
     /// an error saying so (and their upstream calls cancelled).
     pub fn end_sessions(&self) {
@@ -340,6 +355,7 @@ impl Hub {
             let new = Arc::new(Catalog::build(
                 &self.upstreams,
                 self.options.downstream_dialect,
+                &self.pins,
             ));
             let mut known = lock(&self.known_tools);
             for (name, route) in &new.tool_routes {

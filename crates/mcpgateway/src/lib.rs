@@ -29,6 +29,7 @@ mod modern;
 mod mrtr;
 mod naming;
 mod options;
+mod pinning;
 mod question;
 mod ratelog;
 mod registry;
@@ -65,6 +66,7 @@ pub use options::{
     HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, SETTLE_TIMEOUT, STABLE_AFTER,
     START_TIMEOUT,
 };
+pub use pinning::{Pinning, LOCK_POLL_INTERVAL};
 pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};
 pub use stdio::{serve_stdio, MAX_HELD_BYTES, MAX_UNREAD_BYTES};

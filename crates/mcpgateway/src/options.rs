@@ -54,6 +54,9 @@ pub struct UpstreamConfig {
     pub coerce_arguments: bool,
     /// How its tools are offered (`exposure`); the gateway's mode when `None`.
     pub exposure: Option<crate::Exposure>,
+    /// Whether its tool lists are compared with the lock file (`pinning`); when `None`, warn
+    /// if the lock file pins it and off otherwise.
+    pub pinning: Option<crate::Pinning>,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).
@@ -113,6 +116,8 @@ pub struct GatewayOptions {
     pub downstream_dialect: DownstreamDialect,
     /// Which tools are listed directly and which behind the gateway's search tools.
     pub exposure: crate::ExposureOptions,
+    /// The lock file of tool pinning (`mcpx.lock.json` beside the config); none, no pinning.
+    pub lock_file: Option<std::path::PathBuf>,
 }
 
 impl Default for GatewayOptions {
@@ -124,6 +129,7 @@ impl Default for GatewayOptions {
             input_ttl: crate::PARKED_TTL,
             downstream_dialect: DownstreamDialect::Original,
             exposure: crate::ExposureOptions::default(),
+            lock_file: None,
         }
     }
 }

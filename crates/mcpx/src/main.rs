@@ -85,8 +85,13 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             commands::mcp::call(&config()?, server, tool, args, json, elicit, save_dir)
         }
         Command::Lint { ref server } => commands::mcp::lint(&config()?, server.as_deref()),
-        Command::Pin { ref server, check } => {
-            commands::pin::run(&config()?, server.as_deref(), check)
+        Command::Pin {
+            ref server,
+            check,
+            ref approve,
+        } => {
+            let asked = commands::pin::Pin::from_args(server.as_deref(), check, approve.as_deref());
+            commands::pin::run(&config()?, asked)
         }
         Command::Serve {
             stdio: _,
@@ -110,6 +115,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             stubborn,
             notifying,
             generated_tools,
+            drifted,
             ref record,
         } => {
             let record = match record {
@@ -129,6 +135,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 stubborn,
                 generated_tools,
                 notifying,
+                drifted,
             };
             mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
             Ok(ExitCode::SUCCESS)

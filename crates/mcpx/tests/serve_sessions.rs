@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{config, spec};
+use common::{config, plain_client, spec};
 use mcpclient::{
     BoxFuture, CallOptions, Client, ClientOptions, ElicitationAnswer, ElicitationHandler,
     ElicitationRequest, HandlerError, Handlers, HttpConfig, HttpTransport, Protocol,
@@ -179,29 +179,6 @@ async fn an_ambiguous_question_from_a_shared_stdio_server_is_declined_not_guesse
         "{}",
         gateway.log()
     );
-}
-
-/// A client of `gateway` that keeps its events (notifications), without handlers.
-async fn plain_client(
-    gateway: &HttpPeer,
-) -> (Client, tokio::sync::mpsc::Receiver<mcpclient::Event>) {
-    let transport = HttpTransport::new(&HttpConfig {
-        url: gateway.url.clone(),
-        headers: Vec::new(),
-        auth: None,
-    })
-    .unwrap();
-    let (client, events) = Client::connect_with(
-        Recording::new(spec().unwrap(), transport),
-        ClientOptions {
-            protocol: Protocol::Legacy,
-            ..ClientOptions::default()
-        },
-    )
-    .await
-    .unwrap();
-    client.list_tools().await.unwrap();
-    (client, events)
 }
 
 /// How long a notification that should come may take to come.

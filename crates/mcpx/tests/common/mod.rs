@@ -353,3 +353,29 @@ pub async fn serve_http_with(config: &Path, env: &[(&str, &str)]) -> mcpx_intero
 pub async fn serve_http(config: &Path) -> mcpx_interop::HttpPeer {
     serve_http_with(config, &[]).await
 }
+
+/// A client of `gateway` that keeps its events (notifications), without handlers.
+pub async fn plain_client(
+    gateway: &mcpx_interop::HttpPeer,
+) -> (
+    mcpclient::Client,
+    tokio::sync::mpsc::Receiver<mcpclient::Event>,
+) {
+    let transport = mcpclient::HttpTransport::new(&mcpclient::HttpConfig {
+        url: gateway.url.clone(),
+        headers: Vec::new(),
+        auth: None,
+    })
+    .unwrap();
+    let (client, events) = mcpclient::Client::connect_with(
+        Recording::new(spec().unwrap(), transport),
+        mcpclient::ClientOptions {
+            protocol: mcpclient::Protocol::Legacy,
+            ..mcpclient::ClientOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    client.list_tools().await.unwrap();
+    (client, events)
+}
