@@ -113,11 +113,17 @@ pub(crate) enum Command {
         after_help = "Tokens are kept in the OS keyring, else in $XDG_CONFIG_HOME/mcpx/credentials.json\n(readable by its owner only); MCPX_CREDENTIALS=FILE names the file to use instead.\n\nExamples:\n  mcpx auth login notes\n  mcpx auth status\n  mcpx auth logout notes"
     )]
     Auth(AuthCommand),
-    /// Compile every tool schema under the policy and list each problem (exit 1 when any).
-    #[command(after_help = "Examples:\n  mcpx lint\n  mcpx lint demo")]
+    /// Compile every tool schema under the policy and list each problem (exit 1 when any);
+    /// with --target, also what that provider's tool-calling API rejects or ignores.
+    #[command(
+        after_help = "Examples:\n  mcpx lint\n  mcpx lint demo\n  mcpx lint --target anthropic --target gemini\n\nWith --target, a tool the provider would refuse counts as a problem; what it refuses only\nfor strict tools (strict: true) is listed as a note. Names are checked as the gateway\nexposes them (SERVER__TOOL)."
+    )]
     Lint {
         /// Only this server.
         server: Option<String>,
+        /// Also check against this provider's tool-calling API (repeat for more).
+        #[arg(long, value_parser = ["anthropic", "openai", "gemini"])]
+        target: Vec<String>,
     },
     /// Record each tool's definition (name, description, annotations, input and output
     /// schemas) in mcpx.lock.json beside the config; with --check, print what changed since,

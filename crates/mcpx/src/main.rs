@@ -84,7 +84,17 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             let elicit = connect::Elicit::choose(elicit.as_deref())?;
             commands::mcp::call(&config()?, server, tool, args, json, elicit, save_dir)
         }
-        Command::Lint { ref server } => commands::mcp::lint(&config()?, server.as_deref()),
+        Command::Lint {
+            ref server,
+            ref target,
+        } => {
+            // The parser allows the three names only.
+            let targets: Vec<toolcompat::Target> = target
+                .iter()
+                .filter_map(|t| toolcompat::Target::from_name(t))
+                .collect();
+            commands::mcp::lint(&config()?, server.as_deref(), &targets)
+        }
         Command::Pin {
             ref server,
             check,
