@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::naming::exposed_name;
 use crate::options::DownstreamDialect;
+use crate::pinning::Pins;
 use crate::roster::Roster;
 use crate::upstream::Upstream;
 
@@ -52,14 +53,17 @@ pub(crate) fn changes(old: &Catalog, new: &Catalog) -> Vec<&'static str> {
 
 impl Catalog {
     /// The catalog of the running servers in service, tool schemas presented in `dialect`.
-    pub(crate) fn build(upstreams: &Roster, dialect: DownstreamDialect) -> Catalog {
+    /// Tools that changed since pinned are withheld as `pins` says.
+    pub(crate) fn build(upstreams: &Roster, dialect: DownstreamDialect, pins: &Pins) -> Catalog {
         let mut catalog = Catalog::default();
         for upstream in upstreams.iter() {
             let Some(running) = upstream.running() else {
                 continue;
             };
-            for tool in running.client.tools().iter() {
-                if upstream.config.tools.admits(tool.name()) {
+            let tools = running.client.tools();
+            let withheld = pins.withheld(&upstream.config, tools.iter().map(|t| t.raw()));
+            for tool in tools.iter() {
+                if upstream.config.tools.admits(tool.name()) && !withheld.contains(tool.name()) {
                     let raw = match dialect {
                         DownstreamDialect::Original => tool.raw().clone(),
                         DownstreamDialect::Draft202012 => tool.upgraded().tool.clone(),

@@ -71,12 +71,15 @@ pub(crate) struct Hub {
     pub(crate) parked: crate::conversation::Parked,
     /// The exposure plan of the catalog and each session's described tools.
     pub(crate) exposure: crate::exposure::State,
+    /// Tool pinning: the lock file and what was reported of it.
+    pins: Arc<crate::pinning::Pins>,
 }
 
 impl Gateway {
     /// A gateway in front of `upstreams`; servers start at once (stdio ones on first use when
     /// `options.lazy`). Must be called inside a Tokio runtime.
     pub fn start(upstreams: Vec<UpstreamConfig>, options: GatewayOptions) -> Gateway {
+        let pins = Arc::new(crate::pinning::Pins::new(options.lock_file.clone()));
         let inner = Arc::new(Hub {
             upstreams: Arc::new(Roster::new(upstreams)),
             starts: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_STARTS)),
@@ -94,6 +97,7 @@ impl Gateway {
             instances: Instances::default(),
             parked: crate::conversation::Parked::default(),
             exposure: crate::exposure::State::default(),
+            pins,
         });
         inner.observe_upstreams();
         for upstream in inner.upstreams.iter() {
@@ -101,6 +105,11 @@ impl Gateway {
                 inner.supervise(upstream);
             }
         }
+        let hub = Arc::downgrade(&inner);
+        let approvals = crate::pinning::watch(inner.pins.clone(), move || {
+            hub.upgrade().map(|hub| hub.changed()).is_some()
+        });
+        lock(&inner.supervisors).push(tokio::spawn(approvals).abort_handle());
         Gateway { hub: inner }
     }
 
@@ -221,6 +230,12 @@ impl Gateway {
     /// Calls refused so far because their arguments violated the tool's `inputSchema`.
     pub fn rejected_calls(&self) -> u64 {
         self.hub.rejected_calls.load(Ordering::Relaxed)
+    }
+
+    /// Tool changes since pinned reported so far (each classified change once while it stays;
+    /// see [`crate::Pinning`]).
+    pub fn pin_changes(&self) -> u64 {
+        self.hub.pins.changes()
     }
 
     /// The gateway is stopping: every session's requests in flight are answered at once with
@@ -348,6 +363,7 @@ impl Hub {
             let new = Arc::new(Catalog::build(
                 &self.upstreams,
                 self.options.downstream_dialect,
+                &self.pins,
             ));
             let mut known = lock(&self.known_tools);
             for (name, route) in &new.tool_routes {

@@ -62,6 +62,7 @@ fn fixture(name: &str, isolation: Isolation) -> Fixture {
             coerce_arguments: false,
             exposure: None,
             start_timeout: crate::START_TIMEOUT,
+            pinning: None,
         },
         transcript: dir.path().to_owned(),
         _dir: dir,

@@ -40,6 +40,7 @@ mod naming;
 mod observe;
 mod observed;
 mod options;
+mod pinning;
 mod question;
 mod ratelog;
 mod registry;
@@ -87,6 +88,7 @@ pub use options::{
     HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_CONCURRENT_STARTS, PROBE_TIMEOUT,
     SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT, STDERR_TAIL_LINES,
 };
+pub use pinning::{Pinning, LOCK_POLL_INTERVAL};
 pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use reload::{Reloaded, DRAIN_POLL};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};

@@ -72,6 +72,9 @@ pub struct UpstreamConfig {
     pub exposure: Option<crate::Exposure>,
     /// How long starting it may take (`startupTimeout`; [`START_TIMEOUT`] unless configured).
     pub start_timeout: Duration,
+    /// Whether its tool lists are compared with the lock file (`pinning`); when `None`, warn
+    /// if the lock file pins it and off otherwise.
+    pub pinning: Option<crate::Pinning>,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).
@@ -133,6 +136,8 @@ pub struct GatewayOptions {
     pub exposure: crate::ExposureOptions,
     /// Metrics, the audit log and traces ([`crate::Observe`]).
     pub observe: crate::Observe,
+    /// The lock file of tool pinning (`mcpx.lock.json` beside the config); none, no pinning.
+    pub lock_file: Option<std::path::PathBuf>,
 }
 
 impl Default for GatewayOptions {
@@ -145,6 +150,7 @@ impl Default for GatewayOptions {
             downstream_dialect: DownstreamDialect::Original,
             exposure: crate::ExposureOptions::default(),
             observe: crate::Observe::default(),
+            lock_file: None,
         }
     }
 }

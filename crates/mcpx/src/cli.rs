@@ -122,24 +122,35 @@ pub(crate) enum Command {
         after_help = "Tokens are kept in the OS keyring, else in $XDG_CONFIG_HOME/mcpx/credentials.json\n(readable by its owner only); MCPX_CREDENTIALS=FILE names the file to use instead.\n\nExamples:\n  mcpx auth login notes\n  mcpx auth status\n  mcpx auth logout notes"
     )]
     Auth(AuthCommand),
-    /// Compile every tool schema under the policy and list each problem (exit 1 when any).
-    #[command(after_help = "Examples:\n  mcpx lint\n  mcpx lint demo")]
+    /// Compile every tool schema under the policy and list each problem (exit 1 when any);
+    /// with --target, also what that provider's tool-calling API rejects or ignores.
+    #[command(
+        after_help = "Examples:\n  mcpx lint\n  mcpx lint demo\n  mcpx lint --target anthropic --target gemini\n\nWith --target, a tool the provider would refuse counts as a problem; what it refuses only\nfor strict tools (strict: true) is listed as a note. Names are checked as the gateway\nexposes them (SERVER__TOOL)."
+    )]
     Lint {
         /// Only this server.
         server: Option<String>,
+        /// Also check against this provider's tool-calling API (repeat for more).
+        #[arg(long, value_parser = ["anthropic", "openai", "gemini"])]
+        target: Vec<String>,
     },
     /// Record each tool's definition (name, description, annotations, input and output
     /// schemas) in mcpx.lock.json beside the config; with --check, print what changed since,
-    /// classified (exit 1 when anything did).
+    /// classified (exit 1 when anything did); with --approve, show one server's (or tool's)
+    /// changes and record them (a running gateway takes them within a second).
     #[command(
-        after_help = "Examples:\n  mcpx pin\n  mcpx pin demo\n  mcpx pin --check   # in CI or cron"
+        after_help = "Examples:\n  mcpx pin\n  mcpx pin demo\n  mcpx pin --check          # in CI or cron\n  mcpx pin --approve demo/echo"
     )]
     Pin {
         /// Only this server.
+        #[arg(conflicts_with = "approve")]
         server: Option<String>,
         /// Compare against the lock file instead of writing it.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "approve")]
         check: bool,
+        /// Show what changed in SERVER (or in its tool TOOL) since pinned, then record it.
+        #[arg(long, value_name = "SERVER[/TOOL]")]
+        approve: Option<String>,
     },
     /// Serve every configured server as one MCP server, enforcing their tool schemas.
     #[command(
@@ -202,6 +213,9 @@ pub(crate) enum Command {
         /// Also offer a resource subscription, logging and a `notify` tool, for tests.
         #[arg(long, hide = true)]
         notifying: bool,
+        /// List echo changed and a new tool, as a server that changed after it was pinned.
+        #[arg(long, hide = true)]
+        drifted: bool,
         /// Append the conversation to FILE as a transcript, for tests.
         #[arg(long, hide = true, value_name = "FILE")]
         record: Option<std::path::PathBuf>,

@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use mcpclient::{Protocol, Reach};
 use mcpgateway::{
-    DownstreamDialect, Exposure, ExposureOptions, InvalidArguments, Isolation, ResourceAuth,
-    ToolFilter, ToolScope, UpstreamConfig,
+    DownstreamDialect, Exposure, ExposureOptions, InvalidArguments, Isolation, Pinning,
+    ResourceAuth, ToolFilter, ToolScope, UpstreamConfig,
 };
 use schemaval::Schema;
 use serde_json::Value;
@@ -53,6 +53,9 @@ pub struct Server {
     pub coerce_arguments: bool,
     /// `exposure`: how the gateway offers its tools; the gateway section's when `None`.
     pub exposure: Option<Exposure>,
+    /// `pinning`: whether the gateway compares its tools with the lock file; when `None`, warn
+    /// if the lock file pins it, else off.
+    pub pinning: Option<Pinning>,
 }
 
 impl Server {
@@ -68,6 +71,7 @@ impl Server {
             coerce_arguments: self.coerce_arguments,
             exposure: self.exposure,
             start_timeout: self.startup_timeout,
+            pinning: self.pinning,
         }
     }
 }
@@ -269,6 +273,13 @@ pub fn parse(
                 coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str)
                     == Some("safe"),
                 exposure: exposure(entry),
+                // The schema allows these three values only.
+                pinning: match entry.get("pinning").and_then(Value::as_str) {
+                    Some("off") => Some(Pinning::Off),
+                    Some("warn") => Some(Pinning::Warn),
+                    Some("block") => Some(Pinning::Block),
+                    _ => None,
+                },
                 startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
                     // The schema bounds it, so the conversion cannot fail.
                     Some(seconds) => Duration::try_from_secs_f64(seconds)

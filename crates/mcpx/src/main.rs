@@ -84,9 +84,24 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             let elicit = connect::Elicit::choose(elicit.as_deref())?;
             commands::mcp::call(&config()?, server, tool, args, json, elicit, save_dir)
         }
-        Command::Lint { ref server } => commands::mcp::lint(&config()?, server.as_deref()),
-        Command::Pin { ref server, check } => {
-            commands::pin::run(&config()?, server.as_deref(), check)
+        Command::Lint {
+            ref server,
+            ref target,
+        } => {
+            // The parser allows the three names only.
+            let targets: Vec<toolcompat::Target> = target
+                .iter()
+                .filter_map(|t| toolcompat::Target::from_name(t))
+                .collect();
+            commands::mcp::lint(&config()?, server.as_deref(), &targets)
+        }
+        Command::Pin {
+            ref server,
+            check,
+            ref approve,
+        } => {
+            let asked = commands::pin::Pin::from_args(server.as_deref(), check, approve.as_deref());
+            commands::pin::run(&config()?, asked)
         }
         Command::Serve {
             stdio: _,
@@ -122,6 +137,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             stubborn,
             notifying,
             generated_tools,
+            drifted,
             ref record,
             start_delay,
             start_cpu,
@@ -144,6 +160,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 stubborn,
                 generated_tools,
                 notifying,
+                drifted,
             };
             mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
             Ok(ExitCode::SUCCESS)

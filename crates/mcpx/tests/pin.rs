@@ -31,7 +31,9 @@ fn pin_writes_the_lock_and_check_classifies_what_changed() {
     let (out, _) = run(&config, &["pin", "--check"], 1);
     assert_eq!(
         out,
-        "demo: echo: description changed; input accepts less (a call valid before may now be refused)\n\
+        "demo: echo: description changed; input accepts less (a call valid before may now be refused)\n  \
+         description was: \"was different\"\n  \
+         description now: \"Returns its text.\"\n\
          demo: get-sum: added\n\
          demo: gone: removed\n\
          3 tools changed since pinned\n"

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{config, spec};
+use common::{config, plain_client, spec};
 use mcpclient::{
     BoxFuture, CallOptions, Client, ClientOptions, ElicitationAnswer, ElicitationHandler,
     ElicitationRequest, ErrorObject, Handlers, Protocol, SamplingHandler,
@@ -166,17 +166,6 @@ async fn an_ambiguous_question_from_a_shared_stdio_server_is_declined_not_guesse
         "{}",
         gateway.log()
     );
-}
-
-/// A client of `gateway` that keeps its events (notifications), without handlers.
-async fn plain_client(
-    gateway: &HttpPeer,
-) -> (Client, tokio::sync::mpsc::Receiver<mcpclient::Event>) {
-    let options = ClientOptions {
-        protocol: Protocol::Legacy,
-        ..ClientOptions::default()
-    };
-    common::http_client(gateway, options).await
 }
 
 /// How long a notification that should come may take to come.

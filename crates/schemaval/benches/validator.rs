@@ -57,6 +57,15 @@ fn tool_schema(c: &mut Criterion) {
         g.bench_function("schemaval", |b| {
             b.iter(|| ours.validate(instance).map_err(|e| e.lines()).err())
         });
+        // The lines and their hints, as the gateway's answer to a refused call shows them
+        // (hints are worked out only when asked for).
+        g.bench_function("schemaval+hints", |b| {
+            b.iter(|| {
+                ours.validate(instance)
+                    .map_err(|e| (e.lines(), e.hints()))
+                    .err()
+            })
+        });
         g.bench_function("jsonschema", |b| {
             b.iter(|| {
                 raw.iter_errors(instance)

@@ -10,6 +10,13 @@
 //! or bound the line names), so a location the lookup cannot follow gives no hint, never a
 //! wrong one. Work is bounded: names and strings over [`MAX_HINT_CHARS`] characters and lists
 //! over [`MAX_HINT_CANDIDATES`] entries are not compared.
+//!
+//! Hints are lazy: when an error is found only its [`Seed`] is kept (the location, the string or
+//! names the hint compares, a shared handle on the document); the lookup and the edit-distance
+//! search run when a caller asks for the hint, so a caller that wants only the lines pays
+//! nothing for them.
+
+use std::sync::Arc;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::{Map, Value};
@@ -39,44 +46,142 @@ pub fn with_hints(lines: &[String], hints: &[Option<String>]) -> String {
     text
 }
 
-/// The hint for the `nth` line an error stands for (one line per unexpected property, otherwise
-/// one), if one is certain. `schema` is the document the error's schema path points into.
-pub(crate) fn for_error(
-    schema: &Value,
+/// What a hint needs of one error, taken when the error is found (a few small copies) so that
+/// the hint itself is worked out only when a caller asks for it ([`Seed::hint`]): the lines
+/// alone cost nothing more.
+#[derive(Debug)]
+pub(crate) struct Seed {
+    /// The schema document the error's location points into.
+    document: Arc<Value>,
+    /// The failed keyword's schema location (a JSON pointer).
+    location: String,
+    kind: SeedKind,
+}
+
+#[derive(Debug)]
+enum SeedKind {
+    /// A string where a scalar is wanted: its text, and which scalars are wanted.
+    Quoted {
+        text: String,
+        boolean: bool,
+        integer: bool,
+        number: bool,
+    },
+    /// A string that is not the `enum` or `const` value.
+    Value { keyword: &'static str, got: String },
+    /// Unexpected properties (one line each): their names, and the names the instance has.
+    Misspelt {
+        keyword: &'static str,
+        unexpected: Vec<String>,
+        present: Vec<String>,
+    },
+    /// A missing property.
+    Missing { name: String },
+    /// A number out of its bounds.
+    Range,
+}
+
+/// The seed of an error's hints, if its kind can have one. `document` is the document the
+/// error's schema path points into.
+pub(crate) fn seed(
+    document: &Arc<Value>,
     error: &jsonschema::ValidationError<'_>,
-    nth: usize,
-) -> Option<String> {
+) -> Option<Arc<Seed>> {
     use ValidationErrorKind as K;
     let instance = error.instance().as_ref();
-    let at = error.schema_path().as_str();
-    match error.kind() {
-        K::Type { kind } => quoted_scalar(instance, kind),
-        K::Enum { options } => nearest_value(instance, options.as_array()?),
-        K::Constant { expected_value } => {
-            nearest_value(instance, std::slice::from_ref(expected_value))
-        }
+    let short = |v: &Value| {
+        v.as_str()
+            .filter(|t| t.chars().count() <= MAX_HINT_CHARS)
+            .map(str::to_owned)
+    };
+    let kind = match error.kind() {
+        K::Type { kind } => SeedKind::Quoted {
+            text: short(instance)?,
+            boolean: wants_type(kind, "boolean"),
+            integer: wants_type(kind, "integer"),
+            number: wants_type(kind, "number"),
+        },
+        K::Enum { .. } => SeedKind::Value {
+            keyword: "enum",
+            got: short(instance)?,
+        },
+        K::Constant { .. } => SeedKind::Value {
+            keyword: "const",
+            got: short(instance)?,
+        },
         K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
-            let keyword = error.kind().keyword();
-            let owner = owner(schema, at, keyword)?;
-            misspelt_property(owner, instance, unexpected.get(nth)?)
+            // Over the bound, which names are present cannot be kept: no hint, never a name
+            // the instance already has.
+            let present = instance.as_object()?;
+            if present.len() > MAX_HINT_CANDIDATES {
+                return None;
+            }
+            SeedKind::Misspelt {
+                keyword: match error.kind() {
+                    K::AdditionalProperties { .. } => "additionalProperties",
+                    _ => "unevaluatedProperties",
+                },
+                unexpected: unexpected.clone(),
+                present: present.keys().cloned().collect(),
+            }
         }
-        K::Required { property } => {
-            let name = property.as_str()?;
-            let owner = ["required", "dependentRequired", "dependencies"]
-                .iter()
-                .find_map(|k| owner(schema, at, k))?;
-            missing_type(schema, owner, name)
-        }
+        K::Required { property } => SeedKind::Missing {
+            name: property.as_str()?.to_owned(),
+        },
         K::Minimum { .. }
         | K::Maximum { .. }
         | K::ExclusiveMinimum { .. }
-        | K::ExclusiveMaximum { .. } => {
-            let owner = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
-                .iter()
-                .find_map(|k| owner(schema, at, k))?;
-            range(owner)
+        | K::ExclusiveMaximum { .. } => SeedKind::Range,
+        _ => return None,
+    };
+    Some(Arc::new(Seed {
+        document: document.clone(),
+        location: error.schema_path().as_str().to_owned(),
+        kind,
+    }))
+}
+
+impl Seed {
+    /// The hint for the `nth` line its error stands for (one line per unexpected property,
+    /// otherwise one), if one is certain.
+    pub(crate) fn hint(&self, nth: usize) -> Option<String> {
+        let schema = &*self.document;
+        let at = self.location.as_str();
+        match &self.kind {
+            SeedKind::Quoted {
+                text,
+                boolean,
+                integer,
+                number,
+            } => quoted_scalar(text, *boolean, *integer, *number),
+            SeedKind::Value { keyword, got } => {
+                let wanted = owner(schema, at, keyword)?.get(*keyword)?;
+                match wanted {
+                    Value::Array(options) if *keyword == "enum" => nearest_value(got, options),
+                    single => nearest_value(got, std::slice::from_ref(single)),
+                }
+            }
+            SeedKind::Misspelt {
+                keyword,
+                unexpected,
+                present,
+            } => {
+                let owner = owner(schema, at, keyword)?;
+                misspelt_property(owner, present, unexpected.get(nth)?)
+            }
+            SeedKind::Missing { name } => {
+                let owner = ["required", "dependentRequired", "dependencies"]
+                    .iter()
+                    .find_map(|k| owner(schema, at, k))?;
+                missing_type(schema, owner, name)
+            }
+            SeedKind::Range => {
+                let owner = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
+                    .iter()
+                    .find_map(|k| owner(schema, at, k))?;
+                range(owner)
+            }
         }
-        _ => None,
     }
 }
 
@@ -96,16 +201,11 @@ fn owner<'s>(schema: &'s Value, at: &str, keyword: &str) -> Option<&'s Map<Strin
 }
 
 /// `"3"` where an integer is wanted: the string is exactly the wanted scalar's JSON text.
-fn quoted_scalar(instance: &Value, kind: &TypeKind) -> Option<String> {
-    let text = instance.as_str()?;
-    if text.chars().count() > MAX_HINT_CHARS {
-        return None;
-    }
-    let wants = |name: &str| wants_type(kind, name);
+fn quoted_scalar(text: &str, boolean: bool, integer: bool, number: bool) -> Option<String> {
     let fits = match crate::parse_json(text.as_bytes()).ok()? {
-        Value::Bool(_) => wants("boolean"),
-        Value::Number(n) if plain_integer(&n, text) => wants("integer") || wants("number"),
-        Value::Number(_) => wants("number"),
+        Value::Bool(_) => boolean,
+        Value::Number(n) if plain_integer(&n, text) => integer || number,
+        Value::Number(_) => number,
         _ => false,
     };
     fits.then(|| format!("did you mean {text}, without quotes?"))
@@ -126,8 +226,7 @@ pub(crate) fn plain_integer(n: &serde_json::Number, text: &str) -> bool {
 }
 
 /// The one string option nearest a string instance, if near enough.
-fn nearest_value(instance: &Value, options: &[Value]) -> Option<String> {
-    let got = instance.as_str()?;
+fn nearest_value(got: &str, options: &[Value]) -> Option<String> {
     let candidates = options
         .iter()
         .take(MAX_HINT_CANDIDATES)
@@ -141,16 +240,15 @@ fn nearest_value(instance: &Value, options: &[Value]) -> Option<String> {
 
 /// The one declared property the unexpected `name` is a near miss of, among those the instance
 /// does not already have.
-fn misspelt_property(owner: &Map<String, Value>, instance: &Value, name: &str) -> Option<String> {
+fn misspelt_property(owner: &Map<String, Value>, present: &[String], name: &str) -> Option<String> {
     let declared = owner.get("properties")?.as_object()?;
     if declared.contains_key(name) {
         return None;
     }
-    let present = instance.as_object();
     let candidates = declared
         .keys()
         .take(MAX_HINT_CANDIDATES)
-        .filter(|k| present.is_none_or(|p| !p.contains_key(k.as_str())))
+        .filter(|k| !present.contains(k))
         .map(String::as_str);
     let best = nearest(name, candidates)?;
     Some(format!("did you mean {}?", quote_key(best)))

@@ -18,8 +18,8 @@ pub struct Schema {
 
 struct Inner {
     validator: Validator,
-    /// The document, for the hints beside violation lines.
-    document: Value,
+    /// The document, for the hints beside violation lines (shared with them).
+    document: Arc<Value>,
     dialect: Dialect,
     recursive: bool,
 }
@@ -97,7 +97,7 @@ impl Compiler {
         Ok(Schema {
             inner: Arc::new(Inner {
                 validator,
-                document: schema.clone(),
+                document: Arc::new(schema.clone()),
                 dialect,
                 recursive: shape.recursive,
             }),

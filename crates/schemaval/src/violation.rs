@@ -5,6 +5,7 @@
 //! embeds a whole instance. The wording of every kind is pinned in `tests/messages.rs`.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
@@ -14,15 +15,27 @@ use crate::{hint, path};
 use crate::{MAX_LISTED_ALTERNATIVES, MAX_LISTED_OPTIONS, MAX_REGEX_BACKTRACKS};
 
 /// One problem found in an instance.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Violation {
     /// The whole line, `PATH: MESSAGE`, built once.
     line: String,
     /// Where the path ends in `line`.
     path_len: usize,
     keyword: &'static str,
-    hint: Option<String>,
+    /// What the hint is worked out from, and which of its error's lines this is.
+    seed: Option<(Arc<hint::Seed>, usize)>,
+    /// The hint, worked out on the first ask.
+    hint: OnceLock<Option<String>>,
 }
+
+/// Two violations are the same line for the same keyword (the hint follows from them).
+impl PartialEq for Violation {
+    fn eq(&self, other: &Violation) -> bool {
+        self.line == other.line && self.path_len == other.path_len && self.keyword == other.keyword
+    }
+}
+
+impl Eq for Violation {}
 
 impl Violation {
     /// Where the problem is, as a path into the instance: `$`, `$.a.b`, `$.items[3]`, `$['odd key']`.
@@ -47,9 +60,12 @@ impl Violation {
 
     /// What would be right, where that is certain: `did you mean 3, without quotes?`,
     /// `did you mean 'color'?`, `add 'path' (string)`, `allowed: 1 <= value <= 100`.
-    /// Never part of the line.
+    /// Never part of the line. Worked out on the first call (the lines alone cost nothing
+    /// for it), then kept.
     pub fn hint(&self) -> Option<&str> {
-        self.hint.as_deref()
+        self.hint
+            .get_or_init(|| self.seed.as_ref().and_then(|(seed, nth)| seed.hint(*nth)))
+            .as_deref()
     }
 }
 
@@ -63,10 +79,10 @@ impl fmt::Display for Violation {
 const SEPARATOR: &str = ": ";
 
 /// Adds the violations one error of the underlying validator stands for (one per unexpected
-/// property, otherwise one) to `out`, with paths taken against `root` and hints looked up in
-/// `schema`. Each line is written once, path and message together.
+/// property, otherwise one) to `out`, with paths taken against `root`, and what their hints
+/// need of `schema` kept for when they are asked for. Each line is written once, path and message together.
 pub(crate) fn push_violations(
-    schema: &Value,
+    schema: &Arc<Value>,
     root: &Value,
     error: &jsonschema::ValidationError<'_>,
     out: &mut Vec<Violation>,
@@ -76,6 +92,7 @@ pub(crate) fn push_violations(
     prefix.push_str(SEPARATOR);
     let keyword = static_keyword(error.kind());
     let at = &prefix[..path_len];
+    let seed = hint::seed(schema, error);
     let mut nth = 0;
     messages(
         error.kind(),
@@ -89,7 +106,8 @@ pub(crate) fn push_violations(
                 line,
                 path_len,
                 keyword,
-                hint: hint::for_error(schema, error, nth),
+                seed: seed.clone().map(|seed| (seed, nth)),
+                hint: OnceLock::new(),
             });
             nth += 1;
         },

@@ -483,14 +483,33 @@ fn save(dir: &Path, tool: &str, index: usize, mime: &str, bytes: &[u8]) -> anyho
 /// `mcpx lint [SERVER]`: every tool schema compiled under the policy; exit 1 on any problem,
 /// 2 when a server failed to start (after linting the others). Schemas with no exact 2020-12
 /// form are listed too, as notes that do not change the exit code.
-pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<ExitCode> {
+pub(crate) fn lint(
+    config: &Config,
+    server: Option<&str>,
+    targets: &[toolcompat::Target],
+) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let (started, failed) = start_chosen(&rt, config, server)?;
     let mut out = String::new();
     let mut problems = 0;
     let mut notes = 0;
+    let mut strict_only = 0;
     for (server, client) in started {
         for tool in client.tools().iter() {
+            let exposed = mcpgateway::exposed_name(&server.prefix, tool.name());
+            let schema = tool
+                .raw()
+                .get("inputSchema")
+                .unwrap_or(&serde_json::Value::Null);
+            for target in targets {
+                for finding in toolcompat::check(*target, &exposed, schema) {
+                    match finding.effect {
+                        toolcompat::Effect::Rejected => problems += 1,
+                        _ => strict_only += 1,
+                    }
+                    out.push_str(&format!("{}: {}: {finding}\n", server.name, tool.name()));
+                }
+            }
             for (which, error) in [
                 ("inputSchema", tool.input_error()),
                 ("outputSchema", tool.output_error()),
@@ -524,6 +543,12 @@ pub(crate) fn lint(config: &Config, server: Option<&str>) -> anyhow::Result<Exit
         out.push_str(&format!(
             "{notes} schema{} not upgradable to 2020-12 (not a problem: mcpx validates them as listed)\n",
             if notes == 1 { "" } else { "s" }
+        ));
+    }
+    if strict_only > 0 {
+        out.push_str(&format!(
+            "{strict_only} finding{} only for strict tools (not a problem unless the client sends strict: true)\n",
+            if strict_only == 1 { "" } else { "s" }
         ));
     }
     print(&out)?;

@@ -205,6 +205,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             invalid_arguments: config.gateway.invalid_arguments,
             downstream_dialect: config.gateway.downstream_dialect,
             exposure: config.gateway.exposure.clone(),
+            lock_file: Some(config.path.with_file_name(toolpin::LOCK_FILE)),
             lazy: serve.lazy,
             timeout: serve.timeout,
             observe: observe.clone(),
@@ -297,6 +298,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
         tracing::info!(
             rejected_calls = gateway.rejected_calls(),
             output_warnings = gateway.output_warnings(),
+            pin_changes = gateway.pin_changes(),
             dropped_log_lines = log.dropped(),
             "stopped"
         );

@@ -395,6 +395,20 @@ pub async fn http_client(
     (client, events)
 }
 
+/// A client of `gateway` that keeps its events (notifications), without handlers.
+pub async fn plain_client(
+    gateway: &mcpx_interop::HttpPeer,
+) -> (
+    mcpclient::Client,
+    tokio::sync::mpsc::Receiver<mcpclient::Event>,
+) {
+    let options = mcpclient::ClientOptions {
+        protocol: mcpclient::Protocol::Legacy,
+        ..mcpclient::ClientOptions::default()
+    };
+    http_client(gateway, options).await
+}
+
 /// `mcpx --config CONFIG serve --http 127.0.0.1:0 ARGS`.
 pub async fn serve_http_args(config: &Path, args: &[&str]) -> mcpx_interop::HttpPeer {
     let config = config.display().to_string();

@@ -20,6 +20,11 @@
 //! A change is classified from the definitions, not from a hash: description or annotations
 //! changed, input accepts more, accepts less or both ([`schemaval::compare`]), output changed,
 //! tool added or removed.
+//!
+//! `mcpx pin` writes and checks the lock file; the gateway compares every tool list it receives
+//! with it (per server `"pinning"`), which is why this lives apart from both.
+
+#![deny(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -74,25 +79,49 @@ pub fn render(pins: &Pins) -> String {
     text
 }
 
+/// What is wrong with a lock file's text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LockError {
+    /// It is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    /// Its `version` is missing or another one.
+    #[error("version {found:?}, want {LOCK_VERSION}")]
+    Version {
+        /// The version found, if any.
+        found: Option<u64>,
+    },
+    /// It has no `servers` object.
+    #[error("no \"servers\" object")]
+    NoServers,
+    /// A server's entry is not an object of tools.
+    #[error("servers.{server} is not an object")]
+    Server {
+        /// The server's name.
+        server: String,
+    },
+}
+
 /// Reads a lock file's text.
 ///
 /// # Errors
 /// What is wrong with it: not JSON, another version, a malformed entry.
-pub fn parse(text: &str) -> Result<Pins, String> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+pub fn parse(text: &str) -> Result<Pins, LockError> {
+    let doc: Value = serde_json::from_str(text)?;
     match doc.get("version").and_then(Value::as_u64) {
         Some(LOCK_VERSION) => {}
-        other => return Err(format!("version {other:?}, want {LOCK_VERSION}")),
+        found => return Err(LockError::Version { found }),
     }
     let servers = doc
         .get("servers")
         .and_then(Value::as_object)
-        .ok_or("no \"servers\" object")?;
+        .ok_or(LockError::NoServers)?;
     let mut pins = Pins::new();
     for (server, tools) in servers {
-        let tools = tools
-            .as_object()
-            .ok_or_else(|| format!("servers.{server} is not an object"))?;
+        let tools = tools.as_object().ok_or_else(|| LockError::Server {
+            server: server.clone(),
+        })?;
         pins.insert(
             server.clone(),
             tools.iter().map(|(n, t)| (n.clone(), t.clone())).collect(),
@@ -154,8 +183,11 @@ impl fmt::Display for Change {
 }
 
 /// What changed in one server's tools: `(tool, changes)` for each tool that changed, by name.
-pub fn changes(pinned: &BTreeMap<String, Value>, listed: &[Value]) -> Vec<(String, Vec<Change>)> {
-    let now: BTreeMap<String, Value> = listed.iter().filter_map(pin_of).collect();
+pub fn changes<'a>(
+    pinned: &BTreeMap<String, Value>,
+    listed: impl IntoIterator<Item = &'a Value>,
+) -> Vec<(String, Vec<Change>)> {
+    let now: BTreeMap<String, Value> = listed.into_iter().filter_map(pin_of).collect();
     let mut out = Vec::new();
     for (name, before) in pinned {
         let found = match now.get(name) {
@@ -171,6 +203,31 @@ pub fn changes(pinned: &BTreeMap<String, Value>, listed: &[Value]) -> Vec<(Strin
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Records in `pins` what `server` lists now, for all its tools or for `tool` alone (pinned
+/// anew, or unpinned when the server no longer lists it), and returns the changes so approved.
+pub fn approve<'a>(
+    pins: &mut Pins,
+    server: &str,
+    tool: Option<&str>,
+    listed: impl IntoIterator<Item = &'a Value>,
+) -> Vec<(String, Vec<Change>)> {
+    let now: BTreeMap<String, Value> = listed.into_iter().filter_map(pin_of).collect();
+    let pinned = pins.entry(server.to_owned()).or_default();
+    let mut found = changes(pinned, now.values());
+    found.retain(|(name, _)| tool.is_none_or(|t| t == name));
+    for (name, _) in &found {
+        match now.get(name) {
+            Some(definition) => {
+                pinned.insert(name.clone(), definition.clone());
+            }
+            None => {
+                pinned.remove(name);
+            }
+        }
+    }
+    found
 }
 
 fn tool_changes(before: &Value, after: &Value) -> Vec<Change> {
@@ -251,6 +308,23 @@ mod tests {
                 ("echo".to_owned(), vec![Change::Removed]),
                 ("other".to_owned(), vec![Change::Added])
             ]
+        );
+        let mut pins: Pins = [("demo".to_owned(), pinned.clone())].into();
+        let listed = [tool("Echo", 20), json!({"name": "new"})];
+        assert!(approve(&mut pins, "demo", Some("absent"), &listed).is_empty());
+        let approved = approve(&mut pins, "demo", Some("new"), &listed);
+        assert_eq!(approved, [("new".to_owned(), vec![Change::Added])]);
+        assert_eq!(
+            changes(&pins["demo"], &listed).len(),
+            1,
+            "echo still changed"
+        );
+        approve(&mut pins, "demo", None, &listed);
+        assert!(changes(&pins["demo"], &listed).is_empty());
+        approve(&mut pins, "demo", Some("new"), &[tool("Echo", 20)]);
+        assert!(
+            !pins["demo"].contains_key("new"),
+            "a removed tool is unpinned"
         );
         assert_eq!(
             Change::Input(SchemaChange::Both).to_string(),
