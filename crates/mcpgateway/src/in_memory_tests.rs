@@ -70,6 +70,7 @@ fn fixture(name: &str, isolation: Isolation) -> Fixture {
 }
 
 /// What the server received with `method`, connection by connection, each in order.
+/// Lines still being written are not read yet.
 fn received(transcripts: &Path, method: &str) -> Vec<Value> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(transcripts)
         .unwrap()
@@ -83,11 +84,11 @@ fn received(transcripts: &Path, method: &str) -> Vec<Value> {
     files
         .iter()
         .flat_map(|f| {
-            std::fs::read_to_string(f)
-                .unwrap()
-                .lines()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
+            // The fixture may be writing its next line as we read: only whole
+            // lines (ended by a newline) count.
+            let text = std::fs::read_to_string(f).unwrap();
+            let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+            whole.lines().map(str::to_owned).collect::<Vec<_>>()
         })
         .map(|l| serde_json::from_str::<Value>(&l).unwrap())
         .filter(|l| l["from"] == "client" && l["message"]["method"] == method)
