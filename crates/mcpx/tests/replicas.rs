@@ -171,19 +171,34 @@ struct Answer {
     replica: String,
     session: Option<String>,
     body: Value,
+    /// Sent again after the balancer closed the connection unanswered (see [`post`]).
+    retried: bool,
 }
 
 /// POSTs `body` with `headers` to `url`.
+///
+/// Sent once more, on a new connection, when the balancer closed the kept-alive connection it
+/// went on without answering (`IncompleteMessage`): HAProxy closes a client's idle connection
+/// when the replica behind it dies, and a request sent at that moment races the close. The
+/// servers' transcripts show whether that ever delivered a call twice (they must not), and
+/// the test allows it only to the clients of the replica it killed (`retried`).
 async fn post(http: &reqwest::Client, url: &str, headers: &[(&str, &str)], body: Value) -> Answer {
-    let mut request = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json")
-        .timeout(BOUND);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.body(body.to_string()).send().await.unwrap();
+    let send = || {
+        let mut request = http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .timeout(BOUND);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(body.to_string()).send()
+    };
+    let (response, retried) = match send().await {
+        Ok(response) => (response, false),
+        Err(e) if format!("{e:?}").contains("IncompleteMessage") => (send().await.unwrap(), true),
+        Err(e) => panic!("POST {url}: {e:?}"),
+    };
     let header = |name: &str| {
         response
             .headers()
@@ -202,6 +217,7 @@ async fn post(http: &reqwest::Client, url: &str, headers: &[(&str, &str)], body:
         replica,
         session,
         body,
+        retried,
     }
 }
 
@@ -219,6 +235,8 @@ struct Legacy {
     replica: String,
     /// Sessions it lost (404) and opened again.
     reopened: Vec<String>,
+    /// POSTs sent again after the balancer closed their connection unanswered.
+    retried: usize,
 }
 
 impl Legacy {
@@ -230,6 +248,7 @@ impl Legacy {
             session: String::new(),
             replica: String::new(),
             reopened: Vec::new(),
+            retried: 0,
         };
         legacy.initialize().await;
         legacy
@@ -240,6 +259,7 @@ impl Legacy {
             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                 "clientInfo": {"name": format!("replica-test-{}", self.client), "version": "0"}}});
         let opened = post(&self.http, &self.url, &[], initialize).await;
+        self.retried += usize::from(opened.retried);
         assert_eq!(opened.status, StatusCode::OK, "{}", opened.body);
         self.session = opened.session.expect("a session id");
         self.replica = opened.replica;
@@ -263,6 +283,7 @@ impl Legacy {
         let call = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
             "params": {"name": "demo__get-sum", "arguments": {"a": a, "b": 1}}});
         let mut answer = post(&self.http, &self.url, &self.headers(), call.clone()).await;
+        self.retried += usize::from(answer.retried);
         if answer.status == StatusCode::NOT_FOUND {
             self.reopened.push(self.replica.clone());
             self.initialize().await;
@@ -311,6 +332,8 @@ async fn sessions_stick_to_their_replica_and_move_after_it_dies() {
         .flat_map(|c| (0..CALLS).map(move |i| (argument(c, i), 1)))
         .collect();
     assert_eq!(cluster.received(), want, "every call received exactly once");
+    let retried: Vec<usize> = clients.iter().map(|c| c.retried).collect();
+    assert!(retried.iter().all(|r| *r == 0), "retries: {retried:?}");
 
     let killed = clients[0].replica.clone();
     cluster.kill(&killed).await;
@@ -332,7 +355,16 @@ async fn sessions_stick_to_their_replica_and_move_after_it_dies() {
         };
         assert_eq!(legacy.reopened, want, "client {}", legacy.client);
         assert_ne!(legacy.replica, killed);
+        // Only a client of the killed replica may have met its connection closing.
+        assert!(
+            was_on_killed || legacy.retried == 0,
+            "client {} retried {}",
+            legacy.client,
+            legacy.retried
+        );
     }
+    let retried: Vec<usize> = clients.iter().map(|c| c.retried).collect();
+    eprintln!("after {killed} died, POSTs sent again per client: {retried:?}");
     let moved = clients.iter().filter(|c| !c.reopened.is_empty()).count();
     assert!(moved >= 1, "client 0 was on {killed}");
     let want: BTreeMap<u64, usize> = (0..CLIENTS)
