@@ -143,7 +143,7 @@ struct Shared {
     client: reqwest::Client,
     url: Url,
     headers: HeaderMap,
-    session: Mutex<Session>,
+    session: Mutex<ServerSession>,
     /// Held while re-initializing, so that concurrent 404s start one new session, not many.
     reinitializing: tokio::sync::Mutex<()>,
     incoming: mpsc::Sender<Result<Received, TransportError>>,
@@ -175,8 +175,9 @@ impl std::fmt::Display for SendError {
     }
 }
 
+/// The session the server gave (its `Mcp-Session-Id`), and what re-opening it takes.
 #[derive(Default)]
-struct Session {
+struct ServerSession {
     id: Option<HeaderValue>,
     version: Option<HeaderValue>,
     /// The client's `initialize`, replayed when the server forgets the session.
@@ -487,7 +488,7 @@ struct Reply {
 }
 
 impl Shared {
-    fn session(&self) -> MutexGuard<'_, Session> {
+    fn session(&self) -> MutexGuard<'_, ServerSession> {
         self.session.lock().unwrap_or_else(|p| p.into_inner())
     }
 

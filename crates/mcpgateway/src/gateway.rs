@@ -133,9 +133,25 @@ impl Gateway {
     /// taken element by element in a session that negotiated 2025-03-26 (each answer on its
     /// own), and refused element by element otherwise.
     pub fn receive(&self, session: &Arc<Session>, message: impl Into<Decoded>) {
-        match message.into() {
+        self.take(session, message.into(), None);
+    }
+
+    /// Like [`Gateway::receive`], but the answers to the requests in `message`, and what
+    /// relates to them (progress, the server's questions), go to `reply` instead of the
+    /// session's outbox: the stream of the HTTP POST that carried them.
+    pub fn receive_replying(
+        &self,
+        session: &Arc<Session>,
+        message: impl Into<Decoded>,
+        reply: Arc<dyn Outbox>,
+    ) {
+        self.take(session, message.into(), Some(&reply));
+    }
+
+    fn take(&self, session: &Arc<Session>, message: Decoded, reply: Option<&Arc<dyn Outbox>>) {
+        match message {
             Decoded::Request { id, method, params } => {
-                self.request(session, id, method, params);
+                self.request(session, id, method, params, reply);
             }
             Decoded::Notification { method, params } => {
                 self.hub.notice(session, &method, params.as_deref());
@@ -148,12 +164,12 @@ impl Gateway {
                     );
                 }
             }
-            Decoded::Batch(elements) => self.batch(session, elements),
+            Decoded::Batch(elements) => self.batch(session, elements, reply),
             Decoded::Invalid { id, reason } => {
                 let answer =
                     codes::error(codes::INVALID_REQUEST, format!("invalid request: {reason}"));
                 match id {
-                    Some(id) => session.refuse(id.get(), response(&id, Err(answer))),
+                    Some(id) => session.refuse(id.get(), response(&id, Err(answer)), reply),
                     None => session.send(response(null_id(), Err(answer)), None),
                 }
             }
@@ -166,12 +182,14 @@ impl Gateway {
         id: Box<RawValue>,
         method: String,
         params: Option<Box<RawValue>>,
+        reply: Option<&Arc<dyn Outbox>>,
     ) {
-        if let Err(reason) = session.begin(id.get()) {
+        if let Err(reason) = session.begin(id.get(), reply.cloned()) {
             self.hub.refusals.note(&reason);
             session.refuse(
                 id.get(),
                 response(&id, Err(codes::error(codes::INVALID_REQUEST, reason))),
+                reply,
             );
             return;
         }
@@ -192,12 +210,17 @@ impl Gateway {
 
     /// A batch: taken in a 2025-03-26 session, where MCP allows them; else each request in it
     /// is refused with -32600 (its notifications and responses are dropped, and logged).
-    fn batch(&self, session: &Arc<Session>, elements: Vec<Decoded>) {
+    fn batch(
+        &self,
+        session: &Arc<Session>,
+        elements: Vec<Decoded>,
+        reply: Option<&Arc<dyn Outbox>>,
+    ) {
         let version = session.protocol_version();
         let allowed = version.as_deref() == Some("2025-03-26");
         for element in elements {
             if allowed || matches!(element, Decoded::Invalid { .. }) {
-                self.receive(session, element);
+                self.take(session, element, reply);
                 continue;
             }
             let reason = format!(
@@ -209,6 +232,7 @@ impl Gateway {
                     session.refuse(
                         id.get(),
                         response(&id, Err(codes::error(codes::INVALID_REQUEST, reason))),
+                        reply,
                     );
                 }
                 other => {

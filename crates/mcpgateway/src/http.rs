@@ -322,7 +322,7 @@ struct Front {
     /// Draining: no new sessions.
     stop: Stop,
     options: HttpOptions,
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    sessions: Mutex<HashMap<String, Arc<FrontSession>>>,
     /// Listening on a loopback address: the Host header is checked.
     loopback: bool,
     /// Bytes of bodies being read ([`BODY_BUDGET_BYTES`]).
@@ -332,7 +332,9 @@ struct Front {
     protection: Option<Arc<Protection>>,
 }
 
-struct HttpSession {
+/// What the front keeps of one client session: the gateway's session, its owner and its GET
+/// stream.
+struct FrontSession {
     session: Arc<Session>,
     /// The address of the client that opened it: the id is honoured from there only.
     owner: IpAddr,
@@ -340,11 +342,25 @@ struct HttpSession {
     last_used: Mutex<Instant>,
 }
 
-/// The open streams of a session: one per request being answered, and the GET stream.
+/// The session's GET stream. (A request's stream is its POST's, a [`RequestStream`] the
+/// gateway keeps with the request while it is in flight.)
 #[derive(Default)]
 struct Streams {
-    requests: Mutex<HashMap<String, mpsc::UnboundedSender<ToClient>>>,
     standalone: Mutex<Option<mpsc::UnboundedSender<ToClient>>>,
+}
+
+impl Streams {
+    /// Sends `frame` on the GET stream, if one is open.
+    fn send(&self, frame: Frame) {
+        let mut standalone = lock(&self.standalone);
+        let sent = standalone
+            .as_ref()
+            .is_some_and(|s| s.send(ToClient::OnTheWay(frame)).is_ok());
+        if !sent {
+            *standalone = None;
+            tracing::debug!("no open stream for a message to the client; dropped");
+        }
+    }
 }
 
 /// What goes to the client on a stream: something on the way (progress, a question, a list
@@ -360,34 +376,46 @@ impl ToClient {
             ToClient::OnTheWay(frame) | ToClient::Answer(frame) => frame,
         }
     }
+
+    fn into_frame(self) -> Frame {
+        match self {
+            ToClient::OnTheWay(frame) | ToClient::Answer(frame) => frame,
+        }
+    }
 }
 
+/// A session's outbox: what belongs to no request in flight goes on its GET stream.
 struct HttpOutbox(Arc<Streams>);
 
 impl Outbox for HttpOutbox {
-    fn send(&self, frame: Frame, related: Option<&str>) {
-        if let Some(id) = related {
-            if let Some(stream) = lock(&self.0.requests).get(id) {
-                if stream.send(ToClient::OnTheWay(frame.clone())).is_ok() {
-                    return;
-                }
-            }
-        }
-        let mut standalone = lock(&self.0.standalone);
-        let sent = standalone
-            .as_ref()
-            .is_some_and(|s| s.send(ToClient::OnTheWay(frame)).is_ok());
-        if !sent {
-            *standalone = None;
-            tracing::debug!("no open stream for a message to the client; dropped");
+    fn send(&self, frame: Frame, _related: Option<&str>) {
+        self.0.send(frame);
+    }
+
+    fn finish(&self, id: &str, _response: Option<Frame>) {
+        // Every request of an HTTP session is taken with its POST's stream.
+        tracing::debug!(id, "an answer with no request stream; dropped");
+    }
+}
+
+/// The stream of the POST that carried requests: their answers, and what relates to them
+/// (progress, the server's questions); the session's GET stream when the client closed it.
+/// The stream ends when the last request on it ends.
+struct RequestStream {
+    stream: mpsc::UnboundedSender<ToClient>,
+    session: Arc<Streams>,
+}
+
+impl Outbox for RequestStream {
+    fn send(&self, frame: Frame, _related: Option<&str>) {
+        if let Err(unsent) = self.stream.send(ToClient::OnTheWay(frame)) {
+            self.session.send(unsent.0.into_frame());
         }
     }
 
-    fn finish(&self, id: &str, response: Option<Frame>) {
-        if let Some(stream) = lock(&self.0.requests).remove(id) {
-            if let Some(frame) = response {
-                let _ = stream.send(ToClient::Answer(frame));
-            }
+    fn finish(&self, _id: &str, response: Option<Frame>) {
+        if let Some(frame) = response {
+            let _ = self.stream.send(ToClient::Answer(frame));
         }
     }
 }
@@ -607,7 +635,6 @@ impl Front {
         let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         for session in sessions {
             *lock(&session.streams.standalone) = None;
-            lock(&session.streams.requests).clear();
             self.gateway.close_session(&session.session);
         }
     }
@@ -678,7 +705,7 @@ impl Front {
     /// none for that long, no open GET stream.
     fn end_idle(&self) {
         let timeout = self.options.session_idle_timeout;
-        let idle: Vec<Arc<HttpSession>> = {
+        let idle: Vec<Arc<FrontSession>> = {
             let mut sessions = lock(&self.sessions);
             let ids: Vec<String> = sessions
                 .iter()
@@ -748,7 +775,7 @@ impl Front {
     /// The session named by the request's `Mcp-Session-Id`: 400 without one, 404 unknown or
     /// opened from another address than `peer`'s (the same answer, so that a replayed id learns
     /// nothing).
-    fn session(&self, peer: IpAddr, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
+    fn session(&self, peer: IpAddr, headers: &HeaderMap) -> Result<Arc<FrontSession>, Refusal> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -776,13 +803,13 @@ impl Front {
         }
     }
 
-    fn open(&self, owner: IpAddr) -> Result<(String, Arc<HttpSession>), Refusal> {
+    fn open(&self, owner: IpAddr) -> Result<(String, Arc<FrontSession>), Refusal> {
         let id = new_session_id().map_err(|e| {
             tracing::error!(%e, "no randomness for a session id");
             Refusal::new(StatusCode::SERVICE_UNAVAILABLE, "cannot make a session id")
         })?;
         let streams = Arc::new(Streams::default());
-        let session = Arc::new(HttpSession {
+        let session = Arc::new(FrontSession {
             session: self.gateway.open_session(HttpOutbox(streams.clone())),
             owner,
             streams,
@@ -909,23 +936,16 @@ impl Front {
             self.gateway.receive(&session.session, message);
             return StatusCode::ACCEPTED.into_response();
         }
+        // The POST's stream: the gateway keeps it with each request in flight (and answers a
+        // request whose id is in flight already on it, with an error).
         let (stream, frames) = mpsc::unbounded_channel();
-        {
-            let mut requests = lock(&session.streams.requests);
-            if let Some(id) = ids.iter().find(|id| requests.contains_key(*id)) {
-                // Its answer would be ambiguous; the request in flight keeps its stream.
-                let message = format!("a request with id {id} is in flight already");
-                return Refusal::new(StatusCode::CONFLICT, message)
-                    .for_request(id)
-                    .into_response();
-            }
-            for id in &ids {
-                requests.insert(id.clone(), stream.clone());
-            }
-        }
-        drop(stream);
+        let reply = Arc::new(RequestStream {
+            stream,
+            session: session.streams.clone(),
+        });
         let frames = self.scoped(grant, &message, frames);
-        self.gateway.receive(&session.session, message);
+        self.gateway
+            .receive_replying(&session.session, message, reply);
         let mut response = match (ids.len(), accepts_sse(headers)) {
             (1, true) => sse_unless_answered_at_once(frames, ()).await,
             (1, false) => json_answer(frames).await,

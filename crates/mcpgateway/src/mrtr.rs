@@ -77,7 +77,7 @@ impl Hub {
             modern,
         ));
         self.registry.register(&session);
-        let _ = session.begin(id);
+        let _ = session.begin(id, None);
         let (inner, for_task, id_owned, method_owned) = (
             self.clone(),
             session.clone(),

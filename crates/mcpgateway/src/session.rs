@@ -6,7 +6,7 @@
 use mcpclient::codes;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpclient::Frame;
@@ -16,9 +16,10 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
-/// Where frames for the downstream client go. Stdio has one stream; Streamable HTTP puts a
-/// frame that belongs to one of the client's requests on that request's response stream, and
-/// the rest on the session's GET stream.
+/// Where frames for the downstream client go. Stdio has one stream for everything. Streamable
+/// HTTP has one per request (the stream of the POST that carried it, given to
+/// [`crate::Gateway::receive_replying`], which gets the request's answer and what relates to
+/// it) and the session's GET stream for the rest.
 pub trait Outbox: Send + Sync + 'static {
     /// Sends a notification or request to the client. `related` is the id (JSON text) of the
     /// client's request it belongs to, if any.
@@ -57,6 +58,8 @@ struct Declared {
 
 struct InFlight {
     abort: Option<AbortHandle>,
+    /// Where its answer, and what relates to it, goes when not to the session's outbox.
+    reply: Option<Arc<dyn Outbox>>,
     /// The server a `tools/call` went to.
     upstream: Option<usize>,
     /// Order of arrival: the newest call to a server is the one its questions belong to.
@@ -277,13 +280,29 @@ impl Session {
         Value::Object(relayed)
     }
 
+    /// Sends `frame` to the client: on the stream of request `related` while it is in flight
+    /// and has one, else through the session's outbox.
     pub(crate) fn send(&self, frame: Frame, related: Option<&str>) {
-        self.outbox.send(frame, related);
+        let reply = related.and_then(|id| lock(&self.in_flight).get(id)?.reply.clone());
+        match reply {
+            Some(reply) => reply.send(frame, related),
+            None => self.outbox.send(frame, related),
+        }
     }
 
-    /// Records a request from the client as in flight; why not, when its id is in flight
-    /// already (its answer would be ambiguous) or [`MAX_REQUESTS_IN_FLIGHT`] are.
-    pub(crate) fn begin(&self, id: &str) -> Result<(), String> {
+    /// Where request `id` ends: its own stream, or the session's outbox.
+    fn finish(&self, id: &str, reply: Option<Arc<dyn Outbox>>, response: Option<Frame>) {
+        match reply {
+            Some(reply) => reply.finish(id, response),
+            None => self.outbox.finish(id, response),
+        }
+    }
+
+    /// Records a request from the client as in flight, answered on `reply` when given (else
+    /// through the session's outbox); why not, when its id is in flight already (its answer
+    /// would be ambiguous) or [`MAX_REQUESTS_IN_FLIGHT`] are. This is the one place either
+    /// is checked.
+    pub(crate) fn begin(&self, id: &str, reply: Option<Arc<dyn Outbox>>) -> Result<(), String> {
         let mut in_flight = lock(&self.in_flight);
         if in_flight.contains_key(id) {
             return Err(format!("a request with id {id} is in flight already"));
@@ -297,6 +316,7 @@ impl Session {
             id.to_owned(),
             InFlight {
                 abort: None,
+                reply,
                 upstream: None,
                 seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
             },
@@ -304,9 +324,10 @@ impl Session {
         Ok(())
     }
 
-    /// Answers a request that was never taken in flight (see [`Session::begin`]).
-    pub(crate) fn refuse(&self, id: &str, response: Frame) {
-        self.outbox.finish(id, Some(response));
+    /// Answers a request that was never taken in flight (see [`Session::begin`]), on `reply`
+    /// when it came with one.
+    pub(crate) fn refuse(&self, id: &str, response: Frame, reply: Option<&Arc<dyn Outbox>>) {
+        self.finish(id, reply.cloned(), Some(response));
     }
 
     /// Lets `notifications/cancelled` stop the task answering request `id`, unless it ended.
@@ -325,8 +346,9 @@ impl Session {
 
     /// Ends request `id` with its response.
     pub(crate) fn respond(&self, id: &str, response: Frame) {
-        if lock(&self.in_flight).remove(id).is_some() {
-            self.outbox.finish(id, Some(response));
+        let call = lock(&self.in_flight).remove(id);
+        if let Some(call) = call {
+            self.finish(id, call.reply, Some(response));
             self.ended.notify_waiters();
         }
     }
@@ -355,7 +377,7 @@ impl Session {
             if let Some(abort) = call.abort {
                 abort.abort();
             }
-            self.outbox.finish(id, None);
+            self.finish(id, call.reply, None);
             self.ended.notify_waiters();
         }
     }
@@ -386,7 +408,7 @@ impl Session {
         let (answer, answered) = oneshot::channel();
         lock(&self.asked).insert(key.clone(), answer);
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.outbox.send(Frame::from_value(&request), related);
+        self.send(Frame::from_value(&request), related);
         // Tells the client the question is withdrawn if this ends without its answer: timed
         // out, or dropped because the server cancelled its own request.
         let mut withdraw = Withdraw {
@@ -459,8 +481,7 @@ impl Session {
                 continue;
             };
             let error = codes::error(codes::INTERNAL_ERROR, why).to_raw();
-            self.outbox
-                .finish(&id, Some(Frame::response(&raw_id, Err(&error))));
+            self.finish(&id, call.reply, Some(Frame::response(&raw_id, Err(&error))));
         }
         self.ended.notify_waiters();
         lock(&self.asked).clear();
@@ -494,7 +515,6 @@ impl Drop for Withdraw<'_> {
             let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": self.id, "reason": "the server withdrew the question, or no answer came in time"}});
             self.session
-                .outbox
                 .send(Frame::from_value(&cancel), self.related.as_deref());
         }
     }
