@@ -363,8 +363,6 @@ async fn sessions_stick_to_their_replica_and_move_after_it_dies() {
             legacy.retried
         );
     }
-    let retried: Vec<usize> = clients.iter().map(|c| c.retried).collect();
-    eprintln!("after {killed} died, POSTs sent again per client: {retried:?}");
     let moved = clients.iter().filter(|c| !c.reopened.is_empty()).count();
     assert!(moved >= 1, "client 0 was on {killed}");
     let want: BTreeMap<u64, usize> = (0..CLIENTS)

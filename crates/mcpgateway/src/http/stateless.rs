@@ -21,8 +21,8 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::{
-    accepts_sse, draining, header_text, json_answer, lock, sse_unless_answered_at_once, Front,
-    HttpOutbox, Refusal, Streams, VERSION_HEADER,
+    accepts_sse, draining, header_text, json_answer, sse_unless_answered_at_once, Front,
+    HttpOutbox, Refusal, RequestStream, Streams, VERSION_HEADER,
 };
 use crate::bearer::Grant;
 use crate::modern::{self, MODERN_METHODS, PROTOCOL_VERSION};
@@ -91,9 +91,12 @@ impl Front {
         let session = self.gateway.open_session(HttpOutbox(streams.clone()));
         let ending = Ending(self.gateway.clone(), session.clone());
         let (stream, frames) = mpsc::unbounded_channel();
-        lock(&streams.requests).insert(id, stream);
+        let reply = Arc::new(RequestStream {
+            stream,
+            session: streams,
+        });
         let frames = self.scoped(grant, &message, frames);
-        self.gateway.receive(&session, message);
+        self.gateway.receive_replying(&session, message, reply);
         Ok(if accepts_sse(headers) {
             sse_unless_answered_at_once(frames, ending).await
         } else {
