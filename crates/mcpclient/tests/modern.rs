@@ -220,15 +220,20 @@ async fn a_server_that_keeps_asking_is_stopped() {
 #[tokio::test]
 async fn a_modern_server_too_slow_for_the_probe_is_probed_again_when_it_refuses_initialize() {
     // Silent to the first probe (still starting, say); it refuses initialize with the versions
-    // it speaks, and answers the second probe.
+    // it speaks, and answers the second probe. Each line is answered by its method (the
+    // client also sends `notifications/cancelled` for the probe that timed out), so the
+    // script never answers a request before it was sent.
     let discovered = DISCOVERED.replace(r#""id":1"#, r#""id":3"#);
     let script = format!(
-        "read discover; read init; \
-         echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{{\"code\":-32022,\"message\":\"Unsupported protocol version\",\"data\":{{\"supported\":[\"2026-07-28\"],\"requested\":\"2025-11-25\"}}}}}}'; \
-         read again; echo '{discovered}'; read rest"
+        "probes=0; while read line; do case \"$line\" in \
+         *'\"method\":\"server/discover\"'*) probes=$((probes+1)); \
+           if [ $probes -ge 2 ]; then echo '{discovered}'; fi;; \
+         *'\"method\":\"initialize\"'*) \
+           echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{{\"code\":-32022,\"message\":\"Unsupported protocol version\",\"data\":{{\"supported\":[\"2026-07-28\"],\"requested\":\"2025-11-25\"}}}}}}';; \
+         esac; done"
     );
     let options = ClientOptions {
-        timeout: Duration::from_millis(500),
+        timeout: Duration::from_secs(2),
         ..ClientOptions::default()
     };
     let (client, _events) = Client::connect_with(server(&script), options)
