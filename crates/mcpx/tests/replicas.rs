@@ -181,7 +181,8 @@ struct Answer {
 /// went on without answering (`IncompleteMessage`): HAProxy closes a client's idle connection
 /// when the replica behind it dies, and a request sent at that moment races the close. The
 /// servers' transcripts show whether that ever delivered a call twice (they must not), and
-/// the test allows it only to the clients of the replica it killed (`retried`).
+/// the tests allow it only once a replica was killed (and the sticky-session test only to
+/// that replica's clients), never before (`retried`).
 async fn post(http: &reqwest::Client, url: &str, headers: &[(&str, &str)], body: Value) -> Answer {
     let send = || {
         let mut request = http
@@ -372,8 +373,8 @@ async fn sessions_stick_to_their_replica_and_move_after_it_dies() {
 }
 
 /// A 2026-07-28 `tools/call` of `get-sum` for client `client`'s call `i`: answered right;
-/// the replica that answered.
-async fn modern_call(http: &reqwest::Client, url: &str, client: u64, i: u64) -> String {
+/// the replica that answered, and whether the POST had to be sent again (see [`post`]).
+async fn modern_call(http: &reqwest::Client, url: &str, client: u64, i: u64) -> (String, bool) {
     let a = argument(client, i);
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -389,7 +390,7 @@ async fn modern_call(http: &reqwest::Client, url: &str, client: u64, i: u64) -> 
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_eq!(answer.body["id"], i);
     assert_eq!(sum(&answer.body), Some(a + 1), "{}", answer.body);
-    answer.replica
+    (answer.replica, answer.retried)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -403,20 +404,23 @@ async fn sessionless_clients_are_balanced_round_robin_and_lose_nothing_when_a_re
             let url = url.clone();
             tokio::spawn(async move {
                 let http = reqwest::Client::new();
-                let mut replicas = BTreeSet::new();
+                let (mut replicas, mut retried) = (BTreeSet::new(), 0);
                 for i in from..to {
-                    replicas.insert(modern_call(&http, &url, client, i).await);
+                    let (replica, again) = modern_call(&http, &url, client, i).await;
+                    replicas.insert(replica);
+                    retried += usize::from(again);
                 }
-                replicas
+                (replicas, retried)
             })
         });
         futures_util::future::try_join_all(clients)
     };
-    for replicas in run(0, CALLS).await.unwrap() {
+    for (replicas, retried) in run(0, CALLS).await.unwrap() {
         assert_eq!(replicas.len(), 3, "no affinity: {replicas:?}");
+        assert_eq!(retried, 0, "no POST sent again while every replica runs");
     }
     cluster.kill("r2").await;
-    for replicas in run(CALLS, CALLS + CALLS_AFTER).await.unwrap() {
+    for (replicas, _) in run(CALLS, CALLS + CALLS_AFTER).await.unwrap() {
         assert!(!replicas.contains("r2"), "{replicas:?}");
     }
     let want: BTreeMap<u64, usize> = (0..CLIENTS)
