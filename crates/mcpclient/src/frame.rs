@@ -2,8 +2,10 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
+use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use thiserror::Error;
@@ -14,18 +16,97 @@ use thiserror::Error;
 pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
 /// A JSON-RPC frame: a JSON object (or, for 2025-03-26 batches, an array) as text.
+///
+/// A frame read from a peer remembers where its members are (`id`, `method`, `params`,
+/// `result`, `error`), found by the one parse that checked it, so that routing it, matching it
+/// to its request and locating its result never parse it again. A response mcpx forwards is
+/// written around the result's bytes as they arrived ([`Frame::answering`]), not copied.
 #[derive(Clone)]
 pub struct Frame {
-    raw: Box<RawValue>,
+    text: Text,
+    members: Option<Members>,
 }
 
 impl PartialEq for Frame {
     fn eq(&self, other: &Frame) -> bool {
-        self.text() == other.text()
+        self.chunks().concat() == other.chunks().concat()
     }
 }
 
 impl Eq for Frame {}
+
+/// A frame's bytes: its own text, or a text written around a part of another frame's.
+#[derive(Clone)]
+enum Text {
+    Whole(Box<str>),
+    Spliced(Box<Spliced>),
+}
+
+/// `head`, then `source[range]`, then `tail`: a response around a result it does not copy.
+#[derive(Clone)]
+struct Spliced {
+    head: String,
+    source: Box<str>,
+    range: Range<usize>,
+    tail: &'static str,
+    /// The text in one piece, made only when something asks for it as one `&str` (a log, a
+    /// test); writers take [`Frame::chunks`].
+    joined: OnceLock<Box<str>>,
+}
+
+/// A member's place in the frame's text: start and end byte.
+type Span = Option<(u32, u32)>;
+
+/// Where a single message's top-level members are in its text.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Members {
+    pub(crate) id: Span,
+    pub(crate) method: Span,
+    pub(crate) params: Span,
+    pub(crate) result: Span,
+    pub(crate) error: Span,
+}
+
+/// What one parse of a single message reads: its members as written (`null` included where
+/// JSON-RPC gives it a meaning), every other member checked and skipped.
+#[derive(Deserialize)]
+pub(crate) struct Wire<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) error: Option<&'a RawValue>,
+}
+
+/// A member that is there, `null` included (serde's `Option` would read `null` as absent).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+impl Members {
+    /// The places of `wire`'s members in `text`, which they borrow from.
+    fn of(text: &str, wire: &Wire<'_>) -> Members {
+        let span = |member: Option<&RawValue>| {
+            member.and_then(|m| {
+                let start = (m.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+                let end = start + m.get().len();
+                Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
+            })
+        };
+        Members {
+            id: span(wire.id),
+            method: span(wire.method),
+            params: span(wire.params),
+            result: span(wire.result),
+            error: span(wire.error),
+        }
+    }
+}
 
 /// Why bytes are not a frame.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -83,41 +164,73 @@ impl Frame {
     /// # Errors
     /// [`FrameError`] when the text is too large, not JSON, or not an object or array.
     pub fn parse(text: &str) -> Result<Frame, FrameError> {
+        Frame::checked(Cow::Borrowed(text))
+    }
+
+    /// [`Frame::parse`] of text the caller gives up (a line just read): kept without a copy
+    /// when it is one line with no white space around it, as peers write frames.
+    ///
+    /// # Errors
+    /// As [`Frame::parse`].
+    pub fn parse_owned(text: String) -> Result<Frame, FrameError> {
+        Frame::checked(Cow::Owned(text))
+    }
+
+    fn checked(text: Cow<'_, str>) -> Result<Frame, FrameError> {
         if text.len() > MAX_FRAME_BYTES {
             return Err(FrameError::TooLarge {
                 limit: MAX_FRAME_BYTES,
             });
         }
-        let trimmed = text.trim();
-        let one_line;
-        let trimmed = if memchr::memchr2(b'\n', b'\r', trimmed.as_bytes()).is_some() {
-            one_line = trimmed.replace(['\n', '\r'], " ");
-            one_line.as_str()
-        } else {
-            trimmed
+        let one_line = |t: &str| -> Option<String> {
+            let trimmed = t.trim();
+            if memchr::memchr2(b'\n', b'\r', trimmed.as_bytes()).is_some() {
+                Some(trimmed.replace(['\n', '\r'], " "))
+            } else if trimmed.len() != t.len() {
+                Some(trimmed.to_owned())
+            } else {
+                None
+            }
         };
-        let raw: Box<RawValue> =
-            serde_json::from_str(trimmed).map_err(|e| FrameError::NotJson {
-                message: e.to_string(),
-                excerpt: excerpt(trimmed),
-            })?;
-        if !(raw.get().starts_with('{') || raw.get().starts_with('[')) {
-            return Err(FrameError::NotAMessage {
-                excerpt: excerpt(trimmed),
-            });
-        }
-        // Taking the text as a raw value does not check `\u` escapes; a lone surrogate
-        // (`"\udcc1"`) would be accepted here and fail every later parse. Only text with a
-        // surrogate escape pays for the full check.
-        if has_surrogate_escape(trimmed) {
-            if let Err(e) = serde_json::from_str::<Value>(trimmed) {
-                return Err(FrameError::NotJson {
-                    message: e.to_string(),
-                    excerpt: excerpt(trimmed),
+        let text: String = match (one_line(&text), text) {
+            (Some(line), _) => line,
+            (None, Cow::Owned(text)) => text,
+            (None, Cow::Borrowed(text)) => text.to_owned(),
+        };
+        let not_json = |e: serde_json::Error| FrameError::NotJson {
+            message: e.to_string(),
+            excerpt: excerpt(&text),
+        };
+        // One parse checks the whole text and finds a single message's members; a batch, or
+        // an object whose members JSON-RPC cannot read (a duplicate, say), is checked whole
+        // and decoded later.
+        let members = if text.starts_with('{') {
+            match serde_json::from_str::<Wire<'_>>(&text) {
+                Ok(wire) => Some(Members::of(&text, &wire)),
+                Err(_) => {
+                    serde_json::from_str::<&RawValue>(&text).map_err(not_json)?;
+                    None
+                }
+            }
+        } else {
+            let raw = serde_json::from_str::<&RawValue>(&text).map_err(not_json)?;
+            if !raw.get().starts_with('[') {
+                return Err(FrameError::NotAMessage {
+                    excerpt: excerpt(&text),
                 });
             }
+            None
+        };
+        // Reading the text as raw values does not check `\u` escapes; a lone surrogate
+        // (`"\udcc1"`) would be accepted here and fail every later parse. Only text with a
+        // surrogate escape pays for the full check.
+        if has_surrogate_escape(&text) {
+            serde_json::from_str::<Value>(&text).map_err(not_json)?;
         }
-        Ok(Frame { raw })
+        Ok(Frame {
+            text: Text::Whole(text.into_boxed_str()),
+            members,
+        })
     }
 
     /// A frame from a value (for frames mcpx writes itself).
@@ -170,20 +283,115 @@ impl Frame {
     /// A frame serialized from `message`, an object built by mcpx (serialized once, not parsed
     /// back).
     fn composed<T: Serialize + ?Sized>(message: &T) -> Frame {
-        let raw = serde_json::value::to_raw_value(message)
+        let text = serde_json::to_string(message)
             .expect("a Value or raw JSON parts serialize without error");
-        Frame { raw }
+        Frame {
+            text: Text::Whole(text.into_boxed_str()),
+            members: None,
+        }
     }
 
-    /// The exact text.
+    /// The response to request `id` whose result is `source[result]`, the result of another
+    /// frame as it arrived: written around those bytes, which are neither copied nor parsed.
+    pub(crate) fn answering(id: &RawValue, source: Frame, result: Range<usize>) -> Frame {
+        let head = format!(r#"{{"jsonrpc":"2.0","id":{},"result":"#, id.get());
+        let source = match source.text {
+            Text::Whole(text) => text,
+            Text::Spliced(_) => source.text().into(),
+        };
+        if source.get(result.clone()).is_none() {
+            return Frame::response(id, Ok(null()));
+        }
+        Frame {
+            text: Text::Spliced(Box::new(Spliced {
+                head,
+                source,
+                range: result,
+                tail: "}",
+                joined: OnceLock::new(),
+            })),
+            members: None,
+        }
+    }
+
+    /// The exact text. A forwarded response ([`Frame::answering`]) is joined into one piece
+    /// for this, once; writers take [`Frame::chunks`] instead.
     pub fn text(&self) -> &str {
-        self.raw.get()
+        match &self.text {
+            Text::Whole(text) => text,
+            Text::Spliced(spliced) => spliced.joined.get_or_init(|| {
+                let [a, b, c] = spliced.pieces();
+                [a, b, c].concat().into_boxed_str()
+            }),
+        }
+    }
+
+    /// The text in up to three pieces, to be written one after the other (the pieces of a
+    /// forwarded response; otherwise the whole text and two empty pieces).
+    pub fn chunks(&self) -> [&str; 3] {
+        match &self.text {
+            Text::Whole(text) => [text, "", ""],
+            Text::Spliced(spliced) => spliced.pieces(),
+        }
+    }
+
+    /// The text's length in bytes.
+    pub fn len(&self) -> usize {
+        self.chunks().iter().map(|c| c.len()).sum()
+    }
+
+    /// Whether the text is empty (never, for a frame).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The text's pieces ([`Frame::chunks`]), owned, for a writer that keeps them (an HTTP
+    /// body): nothing is copied.
+    pub fn into_chunks(self) -> Vec<bytes::Bytes> {
+        match self.text {
+            Text::Whole(text) => vec![bytes::Bytes::from(text.into_boxed_bytes())],
+            Text::Spliced(spliced) => {
+                let Spliced {
+                    head,
+                    source,
+                    range,
+                    tail,
+                    ..
+                } = *spliced;
+                vec![
+                    bytes::Bytes::from(head),
+                    bytes::Bytes::from(source.into_boxed_bytes()).slice(range),
+                    bytes::Bytes::from_static(tail.as_bytes()),
+                ]
+            }
+        }
+    }
+
+    /// Where a single message's members are, when the parse that checked it found them.
+    pub(crate) fn members(&self) -> Option<&Members> {
+        self.members.as_ref()
+    }
+
+    /// The text of a member at `span`.
+    pub(crate) fn member(&self, span: Span) -> Option<&str> {
+        let (start, end) = span?;
+        self.text().get(start as usize..end as usize)
     }
 
     /// The `method` and `id` of a single message; `None` for a batch or a frame that is not an
     /// object.
     pub fn head(&self) -> Option<Head<'_>> {
-        serde_json::from_str(self.raw.get()).ok()
+        match &self.members {
+            Some(members) => Some(Head {
+                id: self
+                    .member(members.id)
+                    .and_then(|id| serde_json::from_str(id).ok()),
+                method: self
+                    .member(members.method)
+                    .and_then(|method| serde_json::from_str(method).ok()),
+            }),
+            None => serde_json::from_str(self.text()).ok(),
+        }
     }
 
     /// The frame parsed, with numbers kept as written.
@@ -191,7 +399,7 @@ impl Frame {
     /// # Errors
     /// None in practice: the text was checked when the frame was made.
     pub fn value(&self) -> Result<Value, serde_json::Error> {
-        serde_json::from_str(self.raw.get())
+        serde_json::from_str(self.text())
     }
 }
 
@@ -218,15 +426,30 @@ impl<'a> Head<'a> {
     }
 }
 
+impl Spliced {
+    fn pieces(&self) -> [&str; 3] {
+        [
+            &self.head,
+            self.source.get(self.range.clone()).unwrap_or("null"),
+            self.tail,
+        ]
+    }
+}
+
+/// JSON `null`.
+fn null() -> &'static RawValue {
+    serde_json::from_str("null").expect("null is JSON")
+}
+
 impl fmt::Debug for Frame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Frame({})", self.raw.get())
+        write!(f, "Frame({})", self.text())
     }
 }
 
 impl fmt::Display for Frame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.raw.get())
+        f.write_str(self.text())
     }
 }
 
@@ -280,6 +503,52 @@ mod tests {
             Frame::response(id, Err(error)).text(),
             r#"{"jsonrpc":"2.0","id":"a\u0062","error":{"code":-32602,"message":"no"}}"#
         );
+    }
+
+    #[test]
+    fn the_parse_that_checks_a_frame_finds_its_members() {
+        let text =
+            r#"{"jsonrpc":"2.0", "x":[1,{"id":2}], "id" : "a\u0062", "result": {"k": "}"} }"#;
+        let frame = Frame::parse(text).unwrap();
+        let members = *frame.members().unwrap();
+        assert_eq!(frame.member(members.id), Some(r#""a\u0062""#));
+        assert_eq!(frame.member(members.result), Some(r#"{"k": "}"}"#));
+        assert_eq!(
+            (members.method, members.params, members.error),
+            (None, None, None)
+        );
+        let head = frame.head().unwrap();
+        assert_eq!((head.id_text(), head.method), (Some(r#""a\u0062""#), None));
+        // A duplicated member: checked whole, members left for later (and routing refuses it).
+        let twice = Frame::parse(r#"{"id":1,"id":2,"method":"m"}"#).unwrap();
+        assert!(twice.members().is_none());
+        assert!(twice.head().is_none());
+        // `null` is a member that is there.
+        let null_id = Frame::parse(r#"{"id":null,"error":{"code":1,"message":"m"}}"#).unwrap();
+        assert_eq!(null_id.head().unwrap().id_text(), Some("null"));
+        // Taken without a copy, and the same frame either way.
+        let owned = Frame::parse_owned(text.to_owned()).unwrap();
+        assert_eq!(owned, frame);
+        assert_eq!(
+            Frame::parse_owned(format!(" {text}\n")).unwrap().text(),
+            text
+        );
+    }
+
+    #[test]
+    fn a_forwarded_result_is_written_around_not_copied() {
+        let source =
+            Frame::parse(r#"{"jsonrpc":"2.0","id":7,"result":{"n":18446744073709551617}}"#)
+                .unwrap();
+        let (start, end) = source.members().unwrap().result.unwrap();
+        let id: &RawValue = serde_json::from_str(r#""c-1""#).unwrap();
+        let answer = Frame::answering(id, source, start as usize..end as usize);
+        let expected = r#"{"jsonrpc":"2.0","id":"c-1","result":{"n":18446744073709551617}}"#;
+        assert_eq!(answer.chunks().concat(), expected);
+        assert_eq!(answer.len(), expected.len());
+        assert_eq!(answer.text(), expected);
+        let pieces: Vec<u8> = answer.into_chunks().concat();
+        assert_eq!(pieces, expected.as_bytes());
     }
 
     #[test]

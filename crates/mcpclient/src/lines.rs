@@ -43,7 +43,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                     if text.trim().is_empty() {
                         continue;
                     }
-                    Some(Frame::parse(&text).map_err(TransportError::from))
+                    Some(Frame::parse_owned(text).map_err(TransportError::from))
                 }
             };
         }
@@ -63,8 +63,9 @@ pub const MAX_BATCH_BYTES: usize = 64 * 1024;
 /// Most frames taken from a queue for one write (see [`gather`]).
 pub const MAX_BATCH_FRAMES: usize = 64;
 
-/// Writes frames, each with its newline, and flushes. Small frames are gathered into writes of
-/// up to [`MAX_BATCH_BYTES`]; a larger frame is written from where it is, never copied.
+/// Writes frames, each with its newline, and flushes. Small frames (and the small pieces of a
+/// forwarded response, [`Frame::chunks`]) are gathered into writes of up to
+/// [`MAX_BATCH_BYTES`]; a larger piece is written from where it is, never copied.
 ///
 /// # Errors
 /// The writer's error.
@@ -74,18 +75,20 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     let mut batch = Vec::new();
     for frame in frames {
-        let text = frame.text().as_bytes();
-        if batch.len() + text.len() + 1 > MAX_BATCH_BYTES && !batch.is_empty() {
-            writer.write_all(&batch).await?;
-            batch.clear();
+        for chunk in frame.chunks().map(str::as_bytes) {
+            if batch.len() + chunk.len() > MAX_BATCH_BYTES {
+                if !batch.is_empty() {
+                    writer.write_all(&batch).await?;
+                    batch.clear();
+                }
+                if chunk.len() > MAX_BATCH_BYTES {
+                    writer.write_all(chunk).await?;
+                    continue;
+                }
+            }
+            batch.extend_from_slice(chunk);
         }
-        if text.len() + 1 > MAX_BATCH_BYTES {
-            writer.write_all(text).await?;
-            writer.write_all(b"\n").await?;
-        } else {
-            batch.extend_from_slice(text);
-            batch.push(b'\n');
-        }
+        batch.push(b'\n');
     }
     if !batch.is_empty() {
         writer.write_all(&batch).await?;
@@ -228,15 +231,37 @@ mod tests {
         }
     }
 
+    use serde_json::value::RawValue;
+
     #[tokio::test]
     async fn small_frames_are_written_together_and_large_ones_from_where_they_are() {
         let small = |n: usize| Frame::parse(&format!(r#"{{"id":{n}}}"#)).unwrap();
         let large = Frame::parse(&format!(r#"{{"x":"{}"}}"#, "x".repeat(MAX_BATCH_BYTES))).unwrap();
-        let frames = [small(1), small(2), small(3), large.clone(), small(4)];
+        // A forwarded response: its head and tail are small, its result is large.
+        let result = format!(r#"{{"y":"{}"}}"#, "y".repeat(MAX_BATCH_BYTES));
+        let source = Frame::parse(&format!(r#"{{"id":9,"result":{result}}}"#)).unwrap();
+        let id: Box<RawValue> = RawValue::from_string("\"a\"".to_owned()).unwrap();
+        let (start, end) = source.members().unwrap().result.unwrap();
+        assert_eq!((end - start) as usize, result.len());
+        let forwarded = Frame::answering(&id, source, start as usize..end as usize);
+        assert_eq!(
+            forwarded.text(),
+            format!(r#"{{"jsonrpc":"2.0","id":"a","result":{result}}}"#)
+        );
+        let frames = [
+            small(1),
+            small(2),
+            small(3),
+            large.clone(),
+            small(4),
+            forwarded.clone(),
+            small(5),
+        ];
         let mut out = Recorder::default();
         write_frames(&mut out, &frames).await.unwrap();
-        // The three small ones, the large one and its newline, the last small one.
-        assert_eq!(out.writes, 4);
+        // The three small ones; the large one; its newline, the fourth small one and the
+        // forwarded response's head; its result; its tail and newline with the last small one.
+        assert_eq!(out.writes, 5);
         let mut reader = FrameReader::new(out.bytes.as_slice());
         for frame in &frames {
             assert_eq!(&reader.next().await.unwrap().unwrap(), frame);

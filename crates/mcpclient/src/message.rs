@@ -3,10 +3,15 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+use crate::frame::Wire;
 use crate::Frame;
+
+/// JSON `null`: what stands for a result or error whose presence is all that matters here.
+fn null() -> &'static RawValue {
+    serde_json::from_str("null").expect("null is JSON")
+}
 
 /// What a frame is, as JSON-RPC 2.0 and MCP define it.
 #[derive(Debug)]
@@ -44,25 +49,6 @@ pub enum Message<'a> {
     },
 }
 
-#[derive(Deserialize)]
-struct Wire<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
-
-/// A member that is there, `null` included (serde's `Option` would read `null` as absent).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
 /// Whether `id` is what MCP allows for a request id: a string or an integer.
 fn valid_id(id: &RawValue) -> bool {
     let text = id.get();
@@ -92,7 +78,25 @@ impl Frame {
                 },
             };
         }
-        let Ok(wire) = serde_json::from_str::<Wire<'_>>(text) else {
+        let wire = match self.members() {
+            // The members the parse that checked the frame found, read again alone: the
+            // result and the error only for whether they are there.
+            Some(members) => {
+                let member = |span| {
+                    self.member(span)
+                        .and_then(|m| serde_json::from_str::<&RawValue>(m).ok())
+                };
+                Ok(Wire {
+                    id: member(members.id),
+                    method: member(members.method),
+                    params: member(members.params),
+                    result: members.result.map(|_| null()),
+                    error: members.error.map(|_| null()),
+                })
+            }
+            None => serde_json::from_str::<Wire<'_>>(text),
+        };
+        let Ok(wire) = wire else {
             return Message::Invalid {
                 id: None,
                 reason: "not a JSON-RPC message (a member is duplicated or of the wrong kind)",

@@ -109,15 +109,34 @@ struct Body<'a> {
 impl Response {
     /// The answer in `frame`: its result located; the peer's error, or why it is no answer.
     pub(crate) fn from_frame(frame: Frame) -> Result<Response, RpcError> {
-        let body: Body<'_> = serde_json::from_str(frame.text())
-            .map_err(|e| RpcError::InvalidResponse(e.to_string()))?;
-        match (body.result, body.error) {
-            (Some(result), None) => {
+        // Where the parse that checked the frame found its members; a frame decoded later
+        // (a batch element, a composed frame) is read here.
+        let (result, error) = match frame.members() {
+            Some(members) => (
+                members
+                    .result
+                    .map(|(start, end)| start as usize..end as usize),
+                match frame.member(members.error) {
+                    Some(error) => Some(
+                        serde_json::from_str::<Value>(error)
+                            .map_err(|e| RpcError::InvalidResponse(e.to_string()))?,
+                    ),
+                    None => None,
+                },
+            ),
+            None => {
+                let body: Body<'_> = serde_json::from_str(frame.text())
+                    .map_err(|e| RpcError::InvalidResponse(e.to_string()))?;
                 // The result is a slice of the frame's own text.
-                let start = result.get().as_ptr() as usize - frame.text().as_ptr() as usize;
-                let result = start..start + result.get().len();
-                Ok(Response { frame, result })
+                let result = body.result.map(|result| {
+                    let start = result.get().as_ptr() as usize - frame.text().as_ptr() as usize;
+                    start..start + result.get().len()
+                });
+                (result, body.error)
             }
+        };
+        match (result, error) {
+            (Some(result), None) => Ok(Response { frame, result }),
             (None, Some(error)) => Err(RpcError::Remote(ErrorObject::from_value(&error))),
             (Some(_), Some(_)) => Err(RpcError::InvalidResponse(
                 "both result and error".to_owned(),
@@ -126,6 +145,12 @@ impl Response {
                 "neither result nor error".to_owned(),
             )),
         }
+    }
+
+    /// The response to request `id` of another peer, carrying this result as it arrived:
+    /// written around its bytes, not copied ([`Frame::chunks`]).
+    pub fn into_answer(self, id: &RawValue) -> Frame {
+        Frame::answering(id, self.frame, self.result)
     }
 
     /// The response frame exactly as the peer sent it.

@@ -613,7 +613,9 @@ fn sse(
                 Some(item) => item,
                 None => frames.recv().await?,
             };
-            let event = Event::default().event("message").data(item.frame().text());
+            let event = Event::default()
+                .event("message")
+                .data(item.frame().chunks().concat());
             Some((Ok::<_, Infallible>(event), (None, frames, keep)))
         },
     );
@@ -1022,7 +1024,7 @@ async fn sse_unless_answered_at_once(
     keep: impl Send + Sync + 'static,
 ) -> Response {
     match tokio::time::timeout(KEEP_ALIVE, frames.recv()).await {
-        Ok(Some(ToClient::Answer(frame))) => json_body(&frame),
+        Ok(Some(ToClient::Answer(frame))) => json_body(frame),
         Ok(Some(on_the_way)) => sse(Some(on_the_way), frames, keep),
         // Cancelled before anything came: nothing to answer.
         Ok(None) => StatusCode::ACCEPTED.into_response(),
@@ -1035,7 +1037,7 @@ async fn sse_unless_answered_at_once(
 async fn json_answer(mut frames: mpsc::UnboundedReceiver<ToClient>) -> Response {
     while let Some(item) = frames.recv().await {
         if let ToClient::Answer(frame) = item {
-            return json_body(&frame);
+            return json_body(frame);
         }
     }
     StatusCode::ACCEPTED.into_response()
@@ -1047,7 +1049,7 @@ async fn json_answers(mut frames: mpsc::UnboundedReceiver<ToClient>, n: usize) -
     let mut answers = Vec::with_capacity(n);
     while let Some(item) = frames.recv().await {
         if let ToClient::Answer(frame) = item {
-            answers.push(frame.text().to_owned());
+            answers.push(frame.chunks().concat());
         }
     }
     (
@@ -1092,8 +1094,8 @@ fn answered_ids(message: &Decoded) -> Result<(bool, Vec<String>), &'static str> 
 
 /// A frame as a JSON response body: 200, or 400 for the errors 2026-07-28 answers with it
 /// (header mismatch, missing client capability, unsupported version), whoever sent them.
-fn json_body(frame: &Frame) -> Response {
-    let modern_error = frame.text().contains("-3202")
+fn json_body(frame: Frame) -> Response {
+    let modern_error = frame.chunks()[0].contains("-3202")
         && frame
             .value()
             .ok()
@@ -1114,9 +1116,45 @@ fn json_body(frame: &Frame) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
-        frame.text().to_owned(),
+        Body::new(Chunks::from(frame)),
     )
         .into_response()
+}
+
+/// A body of a frame's pieces as they are ([`Frame::into_chunks`]: a forwarded result is
+/// not copied), with its exact length.
+struct Chunks(std::collections::VecDeque<bytes::Bytes>);
+
+impl From<Frame> for Chunks {
+    fn from(frame: Frame) -> Chunks {
+        Chunks(
+            frame
+                .into_chunks()
+                .into_iter()
+                .filter(|c| !c.is_empty())
+                .collect(),
+        )
+    }
+}
+
+impl http_body::Body for Chunks {
+    type Data = bytes::Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Infallible>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(|c| Ok(http_body::Frame::data(c))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.0.iter().map(|c| c.len() as u64).sum())
+    }
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use crate::conversation::{Conversation, Outcome, Relay, Target};
 use crate::gateway::Hub;
 use crate::modern::{self, Meta};
 use crate::session::Modern;
-use crate::wire::{lock, raw, Answer};
+use crate::wire::{lock, made, Answer};
 use crate::Session;
 use mcpclient::codes::error;
 
@@ -157,7 +157,7 @@ impl Hub {
                 drop(call);
             }
         });
-        Ok(raw(&result))
+        made(&result)
     }
 
     /// Takes the call parked under `handle` for a retry of `method` on `name`.
@@ -225,7 +225,7 @@ impl Hub {
             Outcome::Done(answer) => {
                 drop(call);
                 answer
-                    .map(|result| modern::complete(method, &result))
+                    .map(|result| modern::complete(method, result.raw()).into())
                     .map_err(modern::modern_error)
             }
             Outcome::Input => self.park(call, None),
@@ -311,7 +311,7 @@ mod tests {
         let (mut call, ended) = asking(&gateway);
         assert!(matches!(call.drive(true).await, Outcome::Input));
         let parked = gateway.hub.park(call, None).unwrap();
-        let parked: serde_json::Value = serde_json::from_str(parked.get()).unwrap();
+        let parked: serde_json::Value = serde_json::from_str(parked.raw().get()).unwrap();
         let state = parked["requestState"].as_str().unwrap().to_owned();
         assert_eq!(
             parked["inputRequests"]["input-1"]["method"],

@@ -27,7 +27,7 @@ use crate::catalog::Route;
 use crate::gateway::Hub;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::State;
-use crate::wire::{lock, raw, Answer};
+use crate::wire::{lock, made, raw, Answer, Reply};
 use crate::{InvalidArguments, Session};
 use mcpclient::codes::error;
 
@@ -90,9 +90,9 @@ impl Hub {
                 let params: Value = params
                     .and_then(|p| serde_json::from_str(p.get()).ok())
                     .unwrap_or_else(|| json!({}));
-                Ok(raw(&self.initialize(session, &params).await))
+                made(&self.initialize(session, &params).await)
             }
-            "ping" => Ok(raw(&json!({}))),
+            "ping" => made(&json!({})),
             "tools/call" => {
                 self.call_tool(session, id, members(params.as_deref())?)
                     .await
@@ -110,7 +110,7 @@ impl Hub {
                     "resources/list" => ("resources", &catalog.resources),
                     _ => ("resourceTemplates", &catalog.templates),
                 };
-                Ok(raw(&json!({ key: items })))
+                made(&json!({ key: items }))
             }
             "prompts/get" => {
                 let mut members = members(params.as_deref())?;
@@ -187,7 +187,7 @@ impl Hub {
                         }
                     }
                 }
-                Ok(raw(&json!({})))
+                made(&json!({}))
             }
             other => Err(codes::error(
                 codes::METHOD_NOT_FOUND,
@@ -261,7 +261,7 @@ impl Hub {
             .request_raw(method, Some(params), options)
             .await
         {
-            Ok(response) => Ok(response.result_raw().to_owned()),
+            Ok(response) => Ok(Reply::Forwarded(response)),
             Err(e) => Err(self.failed(index, &e)),
         }
     }
@@ -418,13 +418,13 @@ impl Hub {
                     tracing::warn!(server, tool = route.name, exposed, lines = ?warning.lines, "{}", warning.message);
                 }
                 if outcome.coerced.is_empty() {
-                    Ok(outcome.response.result_raw().to_owned())
+                    Ok(Reply::Forwarded(outcome.response))
                 } else {
                     tracing::info!(server, tool = route.name, exposed, changes = ?outcome.coerced, "arguments coerced");
-                    Ok(mcpclient::mark_coerced(
-                        outcome.response.result_raw(),
-                        &outcome.coerced,
-                    ))
+                    Ok(
+                        mcpclient::mark_coerced(outcome.response.result_raw(), &outcome.coerced)
+                            .into(),
+                    )
                 }
             }
             Err(ClientError::InvalidArguments {
@@ -476,11 +476,11 @@ impl Hub {
                 )
                 .with_data(data))
             }
-            InvalidArguments::ToolResult => Ok(raw(&json!({
+            InvalidArguments::ToolResult => made(&json!({
                 "content": [{"type": "text",
                     "text": format!("invalid arguments for tool '{tool}':\n{}", schemaval::with_hints(&violations, &hints))}],
                 "isError": true
-            }))),
+            })),
         }
     }
 
@@ -520,7 +520,7 @@ impl Hub {
                 .await?;
         }
         session.set_subscribed(upstream, &uri, subscribing);
-        Ok(raw(&json!({})))
+        made(&json!({}))
     }
 
     /// A session ended: the subscriptions only it had end upstream, and the log level is

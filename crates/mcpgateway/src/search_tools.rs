@@ -21,7 +21,7 @@ use toolsearch::{CALL_TOOL, DEFAULT_LIMIT, DESCRIBE_TOOL, SEARCH_TOOL};
 use crate::catalog::Catalog;
 use crate::exposure::{listing, Exposure, Made, Searchable};
 use crate::gateway::Hub;
-use crate::wire::{raw, Answer};
+use crate::wire::{made as answer, Answer};
 use crate::Session;
 
 /// What a `tools/call` of one of the gateway's tools comes to.
@@ -51,9 +51,7 @@ fn schemas() -> &'static HashMap<String, schemaval::Schema> {
 
 /// A tool result with `isError: true` saying `text`.
 fn tool_error(text: String) -> Answer {
-    Ok(raw(
-        &json!({"content": [{"type": "text", "text": text}], "isError": true}),
-    ))
+    answer(&json!({"content": [{"type": "text", "text": text}], "isError": true}))
 }
 
 impl Hub {
@@ -163,7 +161,7 @@ impl Hub {
         let searchable = made
             .index
             .get_or_init(|| Searchable::build(catalog, |i| self.upstream_name(i)));
-        Ok(raw(&searchable.search(query, server, limit)))
+        answer(&searchable.search(query, server, limit))
     }
 
     /// The describe tool: `name`'s definition as listed; a tool not listed directly joins the
@@ -195,7 +193,7 @@ impl Hub {
             let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
             session.send(Frame::from_value(&changed), Some(id));
         }
-        Ok(raw(&json!({"content": [{"type": "text", "text": text}]})))
+        answer(&json!({"content": [{"type": "text", "text": text}]}))
     }
 }
 

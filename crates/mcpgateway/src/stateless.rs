@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::conversation::Target;
 use crate::gateway::Hub;
 use crate::modern::{self, CACHE_SCOPE, DISCOVER_TTL_MS, MODERN_METHODS};
-use crate::wire::{raw, Answer};
+use crate::wire::{made, Answer};
 use crate::Session;
 use mcpclient::codes::error;
 
@@ -36,7 +36,7 @@ impl Hub {
             ));
         }
         match method {
-            "server/discover" => return Ok(raw(&self.discover().await)),
+            "server/discover" => return made(&self.discover().await),
             "subscriptions/listen" => {
                 return self.listen(parent, id, &meta, params.as_deref()).await
             }

@@ -61,7 +61,7 @@ impl StdioOutbox {
         // Counted before it is queued: the writer may write it and subtract its size at once,
         // and must never take the count below zero (which would read as a huge backlog and
         // hold the input back with nobody left to wake it).
-        let size = frame.text().len();
+        let size = frame.len();
         self.backlog.bytes.fetch_add(size, Ordering::AcqRel);
         if self.frames.send(frame).is_err() {
             self.backlog.bytes.fetch_sub(size, Ordering::AcqRel);
@@ -122,7 +122,7 @@ where
         while let Some(frame) = queued.recv().await {
             let frames = gather(frame, || queued.try_recv().ok());
             let written = write_frames(&mut output, &frames).await;
-            let size = frames.iter().map(|frame| frame.text().len()).sum();
+            let size = frames.iter().map(|frame| frame.len()).sum();
             backlog.bytes.fetch_sub(size, Ordering::AcqRel);
             backlog.drained.notify_waiters();
             if written.is_err() {
@@ -163,7 +163,7 @@ where
         match frame {
             Ok(frame) => {
                 // Decoded here, once: the gateway takes it as it is.
-                let size = frame.text().len();
+                let size = frame.len();
                 let message = frame.decode();
                 let pacing = !held.frames.is_empty() || !session.has_room_for_a_request();
                 if pacing && message.is_request() {

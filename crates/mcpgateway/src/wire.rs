@@ -3,12 +3,43 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use mcpclient::{ErrorObject, Frame};
+use mcpclient::{ErrorObject, Frame, Response};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-/// A request's result as JSON, or its error.
-pub(crate) type Answer = Result<Box<RawValue>, ErrorObject>;
+/// A request's result, or its error.
+pub(crate) type Answer = Result<Reply, ErrorObject>;
+
+/// A request's result: made by the gateway, or a server's as it arrived, which the answer to
+/// the client is written around without copying it ([`Response::into_answer`]).
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// Made by the gateway (or changed by it).
+    Made(Box<RawValue>),
+    /// A server's response, passed on as it came.
+    Forwarded(Response),
+}
+
+impl Reply {
+    /// The result as JSON text.
+    pub(crate) fn raw(&self) -> &RawValue {
+        match self {
+            Reply::Made(raw) => raw,
+            Reply::Forwarded(response) => response.result_raw(),
+        }
+    }
+}
+
+impl From<Box<RawValue>> for Reply {
+    fn from(raw: Box<RawValue>) -> Reply {
+        Reply::Made(raw)
+    }
+}
+
+/// `value` as the result of a request.
+pub(crate) fn made(value: &Value) -> Answer {
+    Ok(Reply::Made(raw(value)))
+}
 
 /// `value` as JSON text for an answer.
 pub(crate) fn raw(value: &Value) -> Box<RawValue> {
@@ -24,7 +55,8 @@ pub(crate) fn null_id() -> &'static RawValue {
 /// The response frame for request `id`: the result's exact text, or the error.
 pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
     match answer {
-        Ok(result) => Frame::response(id, Ok(&result)),
+        Ok(Reply::Made(result)) => Frame::response(id, Ok(&result)),
+        Ok(Reply::Forwarded(response)) => response.into_answer(id),
         Err(error) => Frame::response(id, Err(&error.to_raw())),
     }
 }

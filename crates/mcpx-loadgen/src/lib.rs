@@ -28,6 +28,36 @@ pub fn resident_kib(pid: u32) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// The CPU time process `pid` has spent so far, all its threads, from `/proc/PID/task/*/schedstat`
+/// (nanoseconds, not the 10 ms ticks of `/proc/PID/stat`); `None` where it cannot say.
+pub fn cpu_time(pid: u32) -> Option<Duration> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_nanos(total))
+}
+
+/// Whose CPU time a run measures (the gateway under load, for its CPU per call).
+#[derive(Debug, Clone)]
+pub enum CpuOf {
+    /// This process.
+    Pid(u32),
+    /// The process whose id is written in this file (a gateway the load generator starts
+    /// through a script that writes its pid), read once the handshakes are done.
+    PidFile(std::path::PathBuf),
+}
+
+impl CpuOf {
+    fn pid(&self) -> Option<u32> {
+        match self {
+            CpuOf::Pid(pid) => Some(*pid),
+            CpuOf::PidFile(path) => std::fs::read_to_string(path).ok()?.trim().parse().ok(),
+        }
+    }
+}
+
 /// Bytes of an unexpected result quoted in a failure.
 const MAX_QUOTED_RESULT: usize = 300;
 
@@ -76,6 +106,8 @@ pub struct Load {
     pub prefix: String,
     /// How long one call may take.
     pub timeout: Duration,
+    /// A process whose CPU time over the calls is reported (the gateway's).
+    pub cpu_of: Option<CpuOf>,
 }
 
 /// What happened.
@@ -93,6 +125,8 @@ pub struct Report {
     pub elapsed: Duration,
     /// Each call's latency, sorted.
     pub latencies: Vec<Duration>,
+    /// The CPU time [`Load::cpu_of`] spent from the first call to the last.
+    pub cpu: Option<Duration>,
 }
 
 impl Report {
@@ -123,6 +157,7 @@ impl Report {
             "calls_per_second": self.throughput(),
             "p50_us": micros(self.quantile(0.5)),
             "p99_us": micros(self.quantile(0.99)),
+            "cpu_us_per_call": self.cpu.map(|cpu| micros(cpu) / self.calls.max(1) as f64),
         })
     }
 }
@@ -188,6 +223,8 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
         unmatched: unmatched.clone(),
     });
     let next = Arc::new(AtomicUsize::new(0));
+    let measured = load.cpu_of.as_ref().and_then(CpuOf::pid);
+    let cpu_before = measured.and_then(cpu_time);
     let started = Instant::now();
     let mut workers = Vec::new();
     for connection in &connections {
@@ -213,6 +250,10 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
         worker.await?;
     }
     let elapsed = started.elapsed();
+    let cpu = match (measured.and_then(cpu_time), cpu_before) {
+        (Some(after), Some(before)) => Some(after.saturating_sub(before)),
+        _ => None,
+    };
     for connection in &connections {
         connection.close().await;
     }
@@ -231,6 +272,7 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
         unmatched: tally.unmatched.load(Ordering::Relaxed),
         elapsed,
         latencies,
+        cpu,
     })
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{config, spec, MCPX};
 use mcpclient::{HttpConfig, Reach};
 use mcpx_interop::HttpPeer;
-use mcpx_loadgen::{run, Call, Load};
+use mcpx_loadgen::{run, Call, CpuOf, Load};
 use serde_json::Value;
 
 /// How much the gateway's resident memory may grow over the soak after its warm-up.
@@ -35,6 +35,7 @@ fn load(clients: usize, calls: usize) -> Load {
         mix: vec![Call::Valid, Call::Invalid, Call::Drifting],
         prefix: "demo__".to_owned(),
         timeout: Duration::from_secs(60),
+        cpu_of: None,
     }
 }
 
@@ -112,6 +113,9 @@ async fn twenty_thousand_pipelined_calls_through_the_stdio_front_are_each_answer
     let load = Load {
         concurrency: 16,
         timeout: Duration::from_secs(20),
+        // This process's own CPU time (its calls and their checks): that the measurement
+        // `scripts/bench` reports for the gateway works.
+        cpu_of: Some(CpuOf::Pid(std::process::id())),
         ..load(1, 20_000)
     };
     let report = tokio::time::timeout(Duration::from_secs(300), run(&target, &load))
@@ -121,4 +125,10 @@ async fn twenty_thousand_pipelined_calls_through_the_stdio_front_are_each_answer
     assert_eq!(report.failures, Vec::<String>::new());
     assert_eq!(report.right, 20_000);
     assert_eq!(report.unmatched, 0, "answers that matched no call");
+    let cpu = report.cpu.expect("this process's CPU time is read");
+    assert!(
+        cpu > Duration::ZERO && cpu < report.elapsed * 64,
+        "{cpu:?} over {:?}",
+        report.elapsed
+    );
 }

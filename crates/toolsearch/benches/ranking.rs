@@ -2,7 +2,9 @@
 //! and MRR of the task set for each ranking choice tried, and the footprint of listing every
 //! fixture tool against listing the three search-mode tools, in bytes and tokens (o200k_base and
 //! cl100k_base, tiktoken-rs). Prints markdown. Not a timing: the figures are deterministic.
-//! MISSES=1 also prints the default ranking's misses.
+//! MISSES=1 also prints the default ranking's misses. RANKS=FILE writes the default ranking's
+//! top 50 for every task of both sets as TSV (set, task line, rank, server/tool, score), for
+//! experiments that fuse it with another ranking.
 #![allow(clippy::print_stdout)]
 
 #[path = "../tests/common/mod.rs"]
@@ -302,6 +304,26 @@ fn main() {
                 );
             }
         }
+    }
+
+    if let Some(path) = std::env::var_os("RANKS") {
+        let index = common::index(&tools, &Options::default());
+        let mut out = String::from("set\tline\trank\ttool\tscore\n");
+        for (set, list) in [("tasks", &tasks), ("heldout", &held_out)] {
+            for task in list.iter() {
+                for (rank, hit) in index.search(&task.text, None, 50).iter().enumerate() {
+                    out.push_str(&format!(
+                        "{set}\t{}\t{}\t{}/{}\t{}\n",
+                        task.line,
+                        rank + 1,
+                        hit.server,
+                        hit.name,
+                        hit.score
+                    ));
+                }
+            }
+        }
+        std::fs::write(path, out).expect("RANKS file written");
     }
 
     // Footprint: tools/list results as a client receives them (the gateway's SERVER__TOOL names).

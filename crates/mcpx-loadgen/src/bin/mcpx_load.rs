@@ -3,8 +3,13 @@
 //!
 //! ```text
 //! mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting]
-//!           [--prefix demo__] (--http URL [--header NAME:VALUE]... | -- PROGRAM ARG...)
+//!           [--prefix demo__] [--cpu-of PID|@PIDFILE]
+//!           (--http URL [--header NAME:VALUE]... | -- PROGRAM ARG...)
 //! ```
+//!
+//! `--cpu-of` adds `cpu_us_per_call` to the report: the CPU time that process (all its
+//! threads) spent from the first call to the last, divided by the calls; `@PIDFILE` reads the
+//! pid from a file once the handshakes are done (a gateway started by PROGRAM writes it).
 //!
 //! Exit codes: 0 every call got its expected answer; 1 some did not; 2 bad arguments or no
 //! connection.
@@ -15,9 +20,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mcpclient::{HttpConfig, Reach, StdioCommand};
-use mcpx_loadgen::{run, Call, Load};
+use mcpx_loadgen::{run, Call, CpuOf, Load};
 
-const USAGE: &str = "usage: mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting] [--prefix P] [--timeout SECONDS] (--http URL [--header NAME:VALUE]... | -- PROGRAM ARG...)";
+const USAGE: &str = "usage: mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting] [--prefix P] [--timeout SECONDS] [--cpu-of PID|@PIDFILE] (--http URL [--header NAME:VALUE]... | -- PROGRAM ARG...)";
 
 fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
     let mut load = Load {
@@ -27,6 +32,7 @@ fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
         mix: vec![Call::Valid],
         prefix: String::new(),
         timeout: Duration::from_secs(60),
+        cpu_of: None,
     };
     let mut url = None;
     let mut headers = Vec::new();
@@ -43,6 +49,13 @@ fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
             "--calls" => load.calls = number(args.next())?,
             "--timeout" => load.timeout = Duration::from_secs(number(args.next())? as u64),
             "--prefix" => load.prefix = args.next().ok_or(USAGE)?,
+            "--cpu-of" => {
+                let of = args.next().ok_or(USAGE)?;
+                load.cpu_of = Some(match of.strip_prefix('@') {
+                    Some(file) => CpuOf::PidFile(file.into()),
+                    None => CpuOf::Pid(of.parse().map_err(|_| USAGE.to_owned())?),
+                });
+            }
             "--mix" => {
                 load.mix = args
                     .next()
