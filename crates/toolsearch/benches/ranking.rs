@@ -43,12 +43,35 @@ fn variants() -> Vec<(String, Options)> {
         stem_fallback: 0.0,
         server_context: 0.0,
         name_coverage: 0.0,
+        semantic: 0.0,
         ..d
     };
     let tokens = |tokens: TokenOptions| Options { tokens, ..d };
     let weights = |weights: Weights| Options { weights, ..d };
     let rows: Vec<(&str, Options)> = vec![
         ("default", d),
+        (
+            "lexical alone (no word table: the default before this row's date)",
+            Options { semantic: 0.0, ..d },
+        ),
+        ("word table share 0.4", Options { semantic: 0.4, ..d }),
+        ("word table share 0.5", Options { semantic: 0.5, ..d }),
+        ("word table share 0.7", Options { semantic: 0.7, ..d }),
+        ("word table share 0.8", Options { semantic: 0.8, ..d }),
+        (
+            "a tool sharing no word with the query: a hit from meaning 0.6 (not 0.8)",
+            Options {
+                meaning_alone: 0.6,
+                ..d
+            },
+        ),
+        (
+            "a tool sharing no word with the query: a hit from meaning 0.9",
+            Options {
+                meaning_alone: 0.9,
+                ..d
+            },
+        ),
         (
             "before 2026-12-05 (no signals, no lead field, synonyms summed)",
             before,

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::document::{Document, Field};
 use crate::postings::Postings;
+use crate::semantic::{self, Words};
 use crate::signals::{Names, Servers};
 use crate::synonyms::{Query, Synonyms};
 use crate::tokens::{head, Stem, TokenOptions, Tokenizer};
@@ -117,6 +118,14 @@ pub struct Options {
     /// How much the name's coverage by the query adds, against the best tool's score as 1
     /// (0: off).
     pub name_coverage: f32,
+    /// The share of the meaning score (the static word table's cosine, scaled to 0..1 over
+    /// the tools) in the final score, the lexical score (scaled to its best) having the rest
+    /// (0: lexical alone).
+    pub semantic: f32,
+    /// A tool that shares no word with the query is a hit only when its meaning score (0..1
+    /// over the tools) is at least this: the few nearest in meaning, not every tool but the
+    /// farthest.
+    pub meaning_alone: f32,
 }
 
 impl Default for Options {
@@ -134,6 +143,8 @@ impl Default for Options {
             stem_fallback: 1.0,
             server_context: 0.2,
             name_coverage: 0.2,
+            semantic: 0.6,
+            meaning_alone: 0.8,
         }
     }
 }
@@ -270,6 +281,8 @@ pub struct Index {
     fallback: Option<(f32, Lexical)>,
     servers: Option<(f32, Servers)>,
     names: Option<(f32, Names)>,
+    /// The word table, and each tool's vector (none for a tool with no known word).
+    meaning: Option<(&'static Words, Vec<Option<Vec<f32>>>)>,
     options: Options,
     skipped: usize,
 }
@@ -322,12 +335,22 @@ impl Index {
                 Names::build(&documents, &lexical.tokenizer),
             )
         });
+        let meaning = (options.semantic > 0.0)
+            .then(semantic::words)
+            .flatten()
+            .map(|words| {
+                (
+                    words,
+                    documents.iter().map(|d| words.embed_tool(d)).collect(),
+                )
+            });
         Index {
             documents,
             lexical,
             fallback,
             servers,
             names,
+            meaning,
             options: *options,
             skipped,
         }
@@ -388,6 +411,7 @@ impl Index {
                 }
             }
         }
+        self.add_meaning(query, &mut scores);
         let mut ranked: Vec<(usize, f32)> = scores
             .into_iter()
             .enumerate()
@@ -410,6 +434,40 @@ impl Index {
                 }
             })
             .collect()
+    }
+}
+
+impl Index {
+    /// Fuses `scores` (lexical) with the meaning score: each scaled to 0..1 over the tools
+    /// (the lexical score by its best, the cosine between its lowest and its highest), then
+    /// weighted by [`Options::semantic`] and the rest. Nothing changes when the query has no
+    /// word the table knows.
+    fn add_meaning(&self, query: &str, scores: &mut [f32]) {
+        let Some((words, vectors)) = &self.meaning else {
+            return;
+        };
+        let Some(q) = words.embed(query) else { return };
+        let cosines: Vec<f32> = vectors
+            .iter()
+            .map(|v| v.as_ref().map_or(0.0, |v| semantic::cosine(&q, v)))
+            .collect();
+        let low = cosines.iter().copied().fold(f32::INFINITY, f32::min);
+        let high = cosines.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let span = high - low;
+        if span.is_nan() || span <= 0.0 {
+            return;
+        }
+        let best = scores.iter().copied().fold(0.0, f32::max);
+        let w = self.options.semantic.clamp(0.0, 1.0);
+        for (s, c) in scores.iter_mut().zip(cosines) {
+            let lexical = if best > 0.0 { *s / best } else { 0.0 };
+            let meaning = (c - low) / span;
+            *s = if lexical > 0.0 || meaning >= self.options.meaning_alone {
+                (1.0 - w) * lexical + w * meaning
+            } else {
+                0.0
+            };
+        }
     }
 }
 
@@ -437,6 +495,46 @@ pub fn one_line(description: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The lexical choices alone, for the tests of each.
+    fn lexical() -> Options {
+        Options {
+            semantic: 0.0,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn meaning_finds_a_tool_that_shares_no_word_with_the_task() {
+        let tools = [
+            (
+                "google-maps",
+                json!({"name": "maps_elevation", "description": "Get the elevation data for locations on the earth."}),
+            ),
+            (
+                "git",
+                json!({"name": "git_commit", "description": "Records changes to the repository."}),
+            ),
+            (
+                "filesystem",
+                json!({"name": "read_text_file", "description": "Read the complete contents of a file."}),
+            ),
+        ];
+        let build = |options: &Options| Index::build(tools.iter().map(|(s, v)| (*s, v)), options);
+        let task = "how high above sea level is Denver";
+        assert!(build(&lexical()).search(task, None, 5).is_empty());
+        let hits = build(&Options::default()).search(task, None, 5);
+        assert_eq!(
+            hits.first().map(|h| h.name.as_str()),
+            Some("maps_elevation")
+        );
+        // A query the table knows no word of is ranked by its words alone.
+        assert!(build(&Options::default())
+            .search("qzxv", None, 5)
+            .is_empty());
+        let fused = build(&Options::default()).search("git_commit qzxv", None, 5);
+        assert_eq!(fused.first().map(|h| h.name.as_str()), Some("git_commit"));
+    }
 
     fn tools() -> Vec<(&'static str, Value)> {
         vec![
@@ -476,7 +574,7 @@ mod tests {
 
     #[test]
     fn ranks_the_tool_that_does_the_task_first() {
-        let i = index(&Options::default());
+        let i = index(&lexical());
         assert_eq!(i.len(), 4);
         assert_eq!(i.skipped(), 1);
         assert_eq!(
@@ -496,7 +594,7 @@ mod tests {
 
     #[test]
     fn a_hit_carries_its_one_line_description_and_argument_names() {
-        let i = index(&Options::default());
+        let i = index(&lexical());
         let hits = i.search("issue", None, 1);
         assert_eq!(
             hits,
@@ -513,7 +611,7 @@ mod tests {
 
     #[test]
     fn the_server_filter_and_the_limit() {
-        let i = index(&Options::default());
+        let i = index(&lexical());
         let all = i.search("repository file page", None, 10);
         assert_eq!(all.len(), 4);
         let gh = i.search("repository file page", Some("github"), 10);
@@ -547,7 +645,7 @@ mod tests {
             let mut split = Options {
                 weights: ONLY_NAMES,
                 combine,
-                ..Options::default()
+                ..lexical()
             };
             split.synonym_weight = 0.0;
             assert_eq!(
@@ -569,14 +667,14 @@ mod tests {
         for combine in [Combine::Bm25f, Combine::FieldSum] {
             let mut no_args = Options {
                 combine,
-                ..Options::default()
+                ..lexical()
             };
             no_args.weights.argument_names = 0;
             no_args.weights.argument_descriptions = 0;
             assert_eq!(top(&index(&no_args), "scrollable"), None);
             let with = Options {
                 combine,
-                ..Options::default()
+                ..lexical()
             };
             assert_eq!(
                 top(&index(&with), "scrollable").as_deref(),
@@ -587,14 +685,14 @@ mod tests {
 
     #[test]
     fn synonyms_find_a_tool_by_words_it_does_not_use() {
-        let on = index(&Options::default());
+        let on = index(&lexical());
         assert_eq!(
             top(&on, "grab a picture of the site").as_deref(),
             Some("browser_take_screenshot")
         );
         let off = Options {
             synonym_weight: 0.0,
-            ..Options::default()
+            ..lexical()
         };
         assert_eq!(top(&index(&off), "grab a picture of the site"), None);
     }
@@ -606,14 +704,14 @@ mod tests {
                 name: u8::MAX,
                 ..ONLY_NAMES
             },
-            ..Options::default()
+            ..lexical()
         };
         let capped = Options {
             weights: Weights {
                 name: MAX_WEIGHT,
                 ..ONLY_NAMES
             },
-            ..Options::default()
+            ..lexical()
         };
         assert_eq!(
             index(&heavy).search("issue", None, 5),
@@ -639,11 +737,11 @@ mod tests {
         )];
         let off = Options {
             stem_fallback: 0.0,
-            ..Options::default()
+            ..lexical()
         };
         assert!(build(&tools, &off).search("deployed", None, 5).is_empty());
         assert_eq!(
-            top(&build(&tools, &Options::default()), "deployed").as_deref(),
+            top(&build(&tools, &lexical()), "deployed").as_deref(),
             Some("rollout")
         );
     }
@@ -663,7 +761,7 @@ mod tests {
         ];
         let off = Options {
             server_context: 0.0,
-            ..Options::default()
+            ..lexical()
         };
         let query = "count in a collection";
         let order = |options: &Options| {
@@ -673,7 +771,7 @@ mod tests {
         };
         let (web, db) = order(&off);
         assert!(web < db, "equal scores keep the given order");
-        let (web, db) = order(&Options::default());
+        let (web, db) = order(&lexical());
         assert!(db < web, "the collection's server first");
     }
 
@@ -686,7 +784,7 @@ mod tests {
         .iter()
         .filter_map(|t| Document::read("s", t))
         .collect();
-        let options = Options::default();
+        let options = lexical();
         let lexical = Lexical::build(&documents, options.tokens, &options);
         let query = lexical.query("show");
         let scores = |best: bool| {
@@ -705,10 +803,10 @@ mod tests {
 
     #[test]
     fn long_queries_and_an_empty_index() {
-        let i = index(&Options::default());
+        let i = index(&lexical());
         let long = "issue ".repeat(MAX_QUERY_BYTES);
         assert_eq!(i.search(&long, None, 1)[0].name, "get_issue");
-        let empty = Index::build(std::iter::empty(), &Options::default());
+        let empty = Index::build(std::iter::empty(), &lexical());
         assert!(empty.is_empty());
         assert!(empty.search("anything", None, 5).is_empty());
     }

@@ -8,7 +8,9 @@
 //! Snowball stems added), and query words expanded with general synonyms (`folder` also searches
 //! `directory`, each word by its best synonym), so "show the issues in this repo" finds
 //! `get_issue`. Two signals beside a tool's own score: its server's score (the server's tools'
-//! words) and how much of its name the query covers.
+//! words) and how much of its name the query covers. Meaning beside words: a static word
+//! table distilled from a sentence-embedding model, compiled in, gives each tool and query a
+//! vector; their cosine is fused with the lexical score (`semantic`).
 //! The measured recall of these choices on real servers' tools is in BENCHMARKS.md.
 //!
 //! [`search_mode_tools`] holds the canonical definitions of the search, describe and call tools.
@@ -17,6 +19,7 @@ mod document;
 mod exposed;
 mod index;
 mod postings;
+mod semantic;
 mod signals;
 mod synonyms;
 mod tokens;
@@ -29,4 +32,5 @@ pub use index::{
     one_line, Combine, Hit, Index, Options, Weights, MAX_LIMIT, MAX_QUERY_BYTES, MAX_WEIGHT,
     ONE_LINE_CHARS,
 };
+pub use semantic::MAX_LEAD_CHARS;
 pub use tokens::{Stem, TokenOptions, MAX_TERM_BYTES};
