@@ -27,7 +27,16 @@ fn before() -> Options {
         stem_fallback: 0.0,
         server_context: 0.0,
         name_coverage: 0.0,
+        semantic: 0.0,
         ..d
+    }
+}
+
+/// The default without the word table (lexical alone).
+fn lexical() -> Options {
+    Options {
+        semantic: 0.0,
+        ..Options::default()
     }
 }
 
@@ -35,7 +44,11 @@ fn search(c: &mut Criterion) {
     let tools = common::tools();
     let tasks = common::tasks();
     let mut g = c.benchmark_group(format!("search/{}-tasks", tasks.len()));
-    for (label, options) in [("before", before()), ("default", Options::default())] {
+    for (label, options) in [
+        ("before", before()),
+        ("lexical", lexical()),
+        ("default", Options::default()),
+    ] {
         let index = common::index(&tools, &options);
         g.bench_function(label, |b| {
             b.iter(|| {
@@ -48,7 +61,11 @@ fn search(c: &mut Criterion) {
     }
     g.finish();
     let mut g = c.benchmark_group("build");
-    for (label, options) in [("before", before()), ("default", Options::default())] {
+    for (label, options) in [
+        ("before", before()),
+        ("lexical", lexical()),
+        ("default", Options::default()),
+    ] {
         g.bench_function(label, |b| b.iter(|| common::index(&tools, &options).len()));
     }
     g.finish();
