@@ -20,7 +20,8 @@ pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 /// A frame read from a peer remembers where its members are (`id`, `method`, `params`,
 /// `result`, `error`), found by the one parse that checked it, so that routing it, matching it
 /// to its request and locating its result never parse it again. A response mcpx forwards is
-/// written around the result's bytes as they arrived ([`Frame::answering`]), not copied.
+/// written around the result's bytes as they arrived
+/// ([`Response::into_answer`](crate::Response::into_answer)), not copied.
 #[derive(Clone)]
 pub struct Frame {
     text: Text,
@@ -314,7 +315,8 @@ impl Frame {
         }
     }
 
-    /// The exact text. A forwarded response ([`Frame::answering`]) is joined into one piece
+    /// The exact text. A forwarded response
+    /// ([`Response::into_answer`](crate::Response::into_answer)) is joined into one piece
     /// for this, once; writers take [`Frame::chunks`] instead.
     pub fn text(&self) -> &str {
         match &self.text {
