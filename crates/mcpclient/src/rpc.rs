@@ -108,7 +108,11 @@ struct Body<'a> {
 
 impl Response {
     /// The answer in `frame`: its result located; the peer's error, or why it is no answer.
-    pub(crate) fn from_frame(frame: Frame) -> Result<Response, RpcError> {
+    ///
+    /// # Errors
+    /// [`RpcError::Remote`] for the peer's error; [`RpcError::InvalidResponse`] for a frame
+    /// that is no response.
+    pub fn from_frame(frame: Frame) -> Result<Response, RpcError> {
         // Where the parse that checked the frame found its members; a frame decoded later
         // (a batch element, a composed frame) is read here.
         let (result, error) = match frame.members() {

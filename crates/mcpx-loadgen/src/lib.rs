@@ -108,6 +108,74 @@ pub struct Load {
     pub timeout: Duration,
     /// A process whose CPU time over the calls is reported (the gateway's).
     pub cpu_of: Option<CpuOf>,
+    /// Speak MCP 2026-07-28 (HTTP only): no session, no handshake; each call one POST that
+    /// carries its protocol version, client info and capabilities in `_meta`.
+    pub modern: bool,
+}
+
+/// How one client sends its calls: on a session, or one sessionless POST each (2026-07-28).
+enum Caller {
+    Session(Connection),
+    Modern { http: reqwest::Client, url: String },
+}
+
+impl Caller {
+    async fn call_tool(
+        &self,
+        i: usize,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<mcpclient::Response, RpcError> {
+        match self {
+            Caller::Session(connection) => {
+                connection
+                    .request("tools/call", Some(params), timeout)
+                    .await
+            }
+            Caller::Modern { http, url } => {
+                let name = params["name"].as_str().unwrap_or_default().to_owned();
+                let mut params = params;
+                params["_meta"] = json!({
+                    (mcpclient::META_PROTOCOL_VERSION): mcpclient::MODERN_VERSION,
+                    (mcpclient::META_CLIENT_CAPABILITIES): {},
+                    (mcpclient::META_CLIENT_INFO): {"name": "mcpx-load", "version": env!("CARGO_PKG_VERSION")},
+                });
+                let body =
+                    json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params});
+                let failed = |e: String| RpcError::InvalidResponse(e);
+                let answer = http
+                    .post(url)
+                    .timeout(timeout)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .header("mcp-protocol-version", mcpclient::MODERN_VERSION)
+                    .header("mcp-method", "tools/call")
+                    .header("mcp-name", name)
+                    .body(body.to_string())
+                    .send()
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                let status = answer.status();
+                let text = answer.text().await.map_err(|e| failed(e.to_string()))?;
+                if !status.is_success() {
+                    return Err(failed(format!("HTTP {status}: {text}")));
+                }
+                let frame =
+                    mcpclient::Frame::parse_owned(text).map_err(|e| failed(e.to_string()))?;
+                if frame.head().and_then(|h| h.id_text().map(str::to_owned)) != Some(i.to_string())
+                {
+                    return Err(failed(format!("an answer to another call: {frame}")));
+                }
+                mcpclient::Response::from_frame(frame)
+            }
+        }
+    }
+
+    async fn close(&self) {
+        if let Caller::Session(connection) = self {
+            connection.close().await;
+        }
+    }
 }
 
 /// What happened.
@@ -209,12 +277,23 @@ async fn count_unmatched(mut events: mpsc::Receiver<Event>, unmatched: Arc<Atomi
 /// A client could not connect or complete its handshake.
 pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
     anyhow::ensure!(!load.mix.is_empty(), "the mix of calls is empty");
+    anyhow::ensure!(
+        !(load.modern && load.mix.contains(&Call::Drifting)),
+        "drifting calls are checked byte for byte, and a 2026-07-28 answer carries what the \
+         gateway adds (resultType, serverInfo)"
+    );
     let unmatched = Arc::new(AtomicU64::new(0));
     let mut connections = Vec::new();
     for _ in 0..load.clients.max(1) {
-        connections.push(Arc::new(
-            connect(target, load.timeout, unmatched.clone()).await?,
-        ));
+        let caller = match (load.modern, target) {
+            (true, Reach::Http(config)) => Caller::Modern {
+                http: reqwest::Client::new(),
+                url: config.url.clone(),
+            },
+            (true, _) => anyhow::bail!("2026-07-28 calls go over HTTP only"),
+            (false, _) => Caller::Session(connect(target, load.timeout, unmatched.clone()).await?),
+        };
+        connections.push(Arc::new(caller));
     }
     let tally = Arc::new(Tally {
         right: AtomicUsize::new(0),
@@ -277,7 +356,7 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
 }
 
 /// Makes call number `i` and checks its verdict.
-async fn call(connection: &Connection, load: &Load, i: usize, tally: &Tally) {
+async fn call(connection: &Caller, load: &Load, i: usize, tally: &Tally) {
     let kind = load.mix[i % load.mix.len()];
     let (tool, arguments) = match kind {
         Call::Valid => ("get-sum", json!({"a": i, "b": 1})),
@@ -287,9 +366,7 @@ async fn call(connection: &Connection, load: &Load, i: usize, tally: &Tally) {
     };
     let params = json!({"name": format!("{}{tool}", load.prefix), "arguments": arguments});
     let sent = Instant::now();
-    let answer = connection
-        .request("tools/call", Some(params), load.timeout)
-        .await;
+    let answer = connection.call_tool(i, params, load.timeout).await;
     let took = sent.elapsed();
     tally
         .latencies

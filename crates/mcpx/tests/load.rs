@@ -36,6 +36,7 @@ fn load(clients: usize, calls: usize) -> Load {
         prefix: "demo__".to_owned(),
         timeout: Duration::from_secs(60),
         cpu_of: None,
+        modern: false,
     }
 }
 
@@ -73,6 +74,42 @@ async fn ten_thousand_mixed_calls_from_eight_clients_are_each_answered_once_and_
     assert!(arrived
         .iter()
         .all(|a| a.get("b") != Some(&Value::from("one"))));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let peer = gateway(dir.path()).await;
+    let sessionless = Load {
+        mix: vec![Call::Valid, Call::Invalid],
+        modern: true,
+        ..load(4, 1_200)
+    };
+    let report = run(&target(&peer), &sessionless).await.unwrap();
+    assert_eq!(report.failures, Vec::<String>::new());
+    assert_eq!(report.right, 1_200);
+    drop(peer);
+    // The valid calls reached the server, each once; the invalid ones did not.
+    let transcript = common::demo_transcript(dir.path(), spec);
+    let arrived = transcript
+        .iter()
+        .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
+        .count();
+    assert_eq!(arrived, 600);
+    // Drifting answers cannot be checked byte for byte on this path: refused up front.
+    let drifting = Load {
+        mix: vec![Call::Drifting],
+        modern: true,
+        ..load(1, 1)
+    };
+    let nowhere = Reach::Http(HttpConfig {
+        url: "http://127.0.0.1:9/mcp".to_owned(),
+        headers: Vec::new(),
+        auth: None,
+    });
+    let refused = run(&nowhere, &drifting).await.unwrap_err().to_string();
+    assert!(refused.contains("byte for byte"), "{refused}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -4,8 +4,10 @@
 //! ```text
 //! mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting]
 //!           [--prefix demo__] [--cpu-of PID|@PIDFILE]
-//!           (--http URL [--header NAME:VALUE]... | -- PROGRAM ARG...)
+//!           (--http URL [--modern] [--header NAME:VALUE]... | -- PROGRAM ARG...)
 //! ```
+//!
+//! `--modern` speaks MCP 2026-07-28: no session, each call one POST.
 //!
 //! `--cpu-of` adds `cpu_us_per_call` to the report: the CPU time that process (all its
 //! threads) spent from the first call to the last, divided by the calls; `@PIDFILE` reads the
@@ -22,7 +24,7 @@ use std::time::Duration;
 use mcpclient::{HttpConfig, Reach, StdioCommand};
 use mcpx_loadgen::{run, Call, CpuOf, Load};
 
-const USAGE: &str = "usage: mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting] [--prefix P] [--timeout SECONDS] [--cpu-of PID|@PIDFILE] (--http URL [--header NAME:VALUE]... | -- PROGRAM ARG...)";
+const USAGE: &str = "usage: mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting] [--prefix P] [--timeout SECONDS] [--cpu-of PID|@PIDFILE] (--http URL [--modern] [--header NAME:VALUE]... | -- PROGRAM ARG...)";
 
 fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
     let mut load = Load {
@@ -33,6 +35,7 @@ fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
         prefix: String::new(),
         timeout: Duration::from_secs(60),
         cpu_of: None,
+        modern: false,
     };
     let mut url = None;
     let mut headers = Vec::new();
@@ -65,6 +68,7 @@ fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
                     .collect::<Result<_, _>>()?;
             }
             "--http" => url = Some(args.next().ok_or(USAGE)?),
+            "--modern" => load.modern = true,
             "--header" => {
                 let header = args.next().ok_or(USAGE)?;
                 let (name, value) = header.split_once(':').ok_or(USAGE)?;
