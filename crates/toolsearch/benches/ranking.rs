@@ -73,6 +73,27 @@ fn variants() -> Vec<(String, Options)> {
             },
         ),
         (
+            "a tool sharing no word with the query: a hit from cosine 0.2 (not 0.3)",
+            Options {
+                cosine_alone: 0.2,
+                ..d
+            },
+        ),
+        (
+            "a tool sharing no word with the query: a hit from cosine 0.4",
+            Options {
+                cosine_alone: 0.4,
+                ..d
+            },
+        ),
+        (
+            "a tool sharing no word with the query: a hit from cosine 0.5",
+            Options {
+                cosine_alone: 0.5,
+                ..d
+            },
+        ),
+        (
             "before 2026-12-05 (no signals, no lead field, synonyms summed)",
             before,
         ),

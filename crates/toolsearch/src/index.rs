@@ -126,6 +126,9 @@ pub struct Options {
     /// over the tools) is at least this: the few nearest in meaning, not every tool but the
     /// farthest.
     pub meaning_alone: f32,
+    /// And only when its cosine with the query is at least this: the nearest tool in meaning
+    /// to a query about nothing the tools do ("zebra giraffe") is still far from it.
+    pub cosine_alone: f32,
 }
 
 impl Default for Options {
@@ -145,6 +148,7 @@ impl Default for Options {
             name_coverage: 0.2,
             semantic: 0.6,
             meaning_alone: 0.8,
+            cosine_alone: 0.3,
         }
     }
 }
@@ -462,7 +466,8 @@ impl Index {
         for (s, c) in scores.iter_mut().zip(cosines) {
             let lexical = if best > 0.0 { *s / best } else { 0.0 };
             let meaning = (c - low) / span;
-            *s = if lexical > 0.0 || meaning >= self.options.meaning_alone {
+            let alone = meaning >= self.options.meaning_alone && c >= self.options.cosine_alone;
+            *s = if lexical > 0.0 || alone {
                 (1.0 - w) * lexical + w * meaning
             } else {
                 0.0
@@ -528,6 +533,10 @@ mod tests {
             hits.first().map(|h| h.name.as_str()),
             Some("maps_elevation")
         );
+        // A query about nothing the tools do finds nothing, though one tool is the nearest.
+        assert!(build(&Options::default())
+            .search("zebra giraffe", None, 5)
+            .is_empty());
         // A query the table knows no word of is ranked by its words alone.
         assert!(build(&Options::default())
             .search("qzxv", None, 5)
