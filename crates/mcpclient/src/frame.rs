@@ -438,8 +438,8 @@ impl Spliced {
     }
 }
 
-/// JSON `null`.
-fn null() -> &'static RawValue {
+/// JSON `null` (for a result that cannot be read, or one whose presence is all that matters).
+pub(crate) fn null() -> &'static RawValue {
     serde_json::from_str("null").expect("null is JSON")
 }
 

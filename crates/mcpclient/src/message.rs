@@ -5,13 +5,8 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::frame::Wire;
+use crate::frame::{null, Wire};
 use crate::Frame;
-
-/// JSON `null`: what stands for a result or error whose presence is all that matters here.
-fn null() -> &'static RawValue {
-    serde_json::from_str("null").expect("null is JSON")
-}
 
 /// What a frame is, as JSON-RPC 2.0 and MCP define it.
 #[derive(Debug)]

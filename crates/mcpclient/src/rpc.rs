@@ -21,6 +21,7 @@ use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::codes::ErrorObject;
+use crate::frame::null;
 use crate::lines::gather;
 use crate::{Frame, FrameSink, FrameSource, Received, Transport, TransportError};
 
@@ -179,11 +180,6 @@ impl Response {
     pub fn result(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_str(self.result_text())
     }
-}
-
-/// JSON `null`, for a result that cannot be read (never: it was read when the response arrived).
-fn null() -> &'static RawValue {
-    serde_json::from_str("null").expect("null is JSON")
 }
 
 type Answer = Result<Frame, TransportError>;
