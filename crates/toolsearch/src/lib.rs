@@ -32,5 +32,4 @@ pub use index::{
     one_line, Combine, Hit, Index, Options, Weights, MAX_LIMIT, MAX_QUERY_BYTES, MAX_WEIGHT,
     ONE_LINE_CHARS,
 };
-pub use semantic::MAX_LEAD_CHARS;
 pub use tokens::{Stem, TokenOptions, MAX_TERM_BYTES};

@@ -10,7 +10,7 @@
 
 use std::sync::OnceLock;
 
-use crate::document::Document;
+use crate::document::{Document, Field};
 
 /// The table, as `export_table.py` writes it: b"MCPXWORDS1", u32 words, u32 dims, u32
 /// vocabulary bytes, the sorted words joined by "\n", one f32 scale per word, then one i8 per
@@ -18,9 +18,6 @@ use crate::document::Document;
 static TABLE: &[u8] = include_bytes!("../data/words.bin");
 
 const MAGIC: &[u8] = b"MCPXWORDS1";
-
-/// Characters of a description's first sentence that count for its tool's vector.
-pub const MAX_LEAD_CHARS: usize = 300;
 
 /// The word table, read in place.
 pub(crate) struct Words {
@@ -88,13 +85,14 @@ impl Words {
         (known && norm > 0.0).then(|| v.into_iter().map(|x| x / norm).collect())
     }
 
-    /// A tool's vector: its server, its name and its description's first sentence.
+    /// A tool's vector: its server, its name and its description's first sentence (the
+    /// index's lead field).
     pub(crate) fn embed_tool(&self, d: &Document) -> Option<Vec<f32>> {
         self.embed(&format!(
             "{} {}: {}",
             d.server,
             d.name,
-            first_sentence(&d.description)
+            d.field(Field::Lead)
         ))
     }
 }
@@ -131,19 +129,6 @@ pub(crate) fn words_of(text: &str) -> Vec<String> {
     out
 }
 
-/// The description's first sentence: white space collapsed, up to the first `.`, `!` or `?`
-/// followed by a space or the end, at most [`MAX_LEAD_CHARS`] characters.
-pub(crate) fn first_sentence(description: &str) -> String {
-    let text = description.split_whitespace().collect::<Vec<_>>().join(" ");
-    let chars: Vec<char> = text.chars().collect();
-    let end = (1..chars.len())
-        .find(|&i| {
-            matches!(chars[i], '.' | '!' | '?') && chars.get(i + 1).is_none_or(|&c| c == ' ')
-        })
-        .map_or(chars.len(), |i| i + 1);
-    chars[..end].iter().take(MAX_LEAD_CHARS).collect()
-}
-
 /// The cosine of two unit vectors.
 pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -159,15 +144,6 @@ mod tests {
             words_of("getHTTPResponse v2Api snake_case what's"),
             ["get", "http", "response", "v", "api", "snake", "case", "what", "s"]
         );
-    }
-
-    #[test]
-    fn the_first_sentence_ends_at_a_full_stop_before_a_space() {
-        assert_eq!(
-            first_sentence("Reads  a file.\nThen v1.2 more. Also"),
-            "Reads a file."
-        );
-        assert_eq!(first_sentence("Version 1.2 of it"), "Version 1.2 of it");
     }
 
     #[test]
