@@ -2,7 +2,7 @@
 //! and MRR of the task set for each ranking choice tried, and the footprint of listing every
 //! fixture tool against listing the three search-mode tools, in bytes and tokens (o200k_base and
 //! cl100k_base, tiktoken-rs). Prints markdown. Not a timing: the figures are deterministic.
-//! MISSES=1 also prints the default ranking's misses. RANKS=FILE writes the default ranking's
+//! MISSES=1 also prints the default ranking's misses (both sets). RANKS=FILE writes the default ranking's
 //! top 50 for every task of both sets as TSV (set, task line, rank, server/tool, score), for
 //! experiments that fuse it with another ranking.
 #![allow(clippy::print_stdout)]
@@ -53,6 +53,222 @@ fn variants() -> Vec<(String, Options)> {
         (
             "lexical alone (no word table: the default before this row's date)",
             Options { semantic: 0.0, ..d },
+        ),
+        (
+            "neighbours 0.2 cos 0.5 k 1",
+            Options {
+                neighbours: 0.2,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.2 cos 0.5 k 3",
+            Options {
+                neighbours: 0.2,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.2 cos 0.6 k 1",
+            Options {
+                neighbours: 0.2,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.2 cos 0.6 k 3",
+            Options {
+                neighbours: 0.2,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.2 cos 0.7 k 1",
+            Options {
+                neighbours: 0.2,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.2 cos 0.7 k 3",
+            Options {
+                neighbours: 0.2,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.3 cos 0.5 k 1",
+            Options {
+                neighbours: 0.3,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.3 cos 0.5 k 3",
+            Options {
+                neighbours: 0.3,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.3 cos 0.6 k 1",
+            Options {
+                neighbours: 0.3,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.3 cos 0.6 k 3",
+            Options {
+                neighbours: 0.3,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.3 cos 0.7 k 1",
+            Options {
+                neighbours: 0.3,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.3 cos 0.7 k 3",
+            Options {
+                neighbours: 0.3,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.5 cos 0.5 k 1",
+            Options {
+                neighbours: 0.5,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.5 cos 0.5 k 3",
+            Options {
+                neighbours: 0.5,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.5 cos 0.6 k 1",
+            Options {
+                neighbours: 0.5,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.5 cos 0.6 k 3",
+            Options {
+                neighbours: 0.5,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.5 cos 0.7 k 1",
+            Options {
+                neighbours: 0.5,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.5 cos 0.7 k 3",
+            Options {
+                neighbours: 0.5,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.8 cos 0.5 k 1",
+            Options {
+                neighbours: 0.8,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.8 cos 0.5 k 3",
+            Options {
+                neighbours: 0.8,
+                neighbour_cosine: 0.5,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.8 cos 0.6 k 1",
+            Options {
+                neighbours: 0.8,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.8 cos 0.6 k 3",
+            Options {
+                neighbours: 0.8,
+                neighbour_cosine: 0.6,
+                neighbours_per_word: 3,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.8 cos 0.7 k 1",
+            Options {
+                neighbours: 0.8,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 1,
+                ..d
+            },
+        ),
+        (
+            "neighbours 0.8 cos 0.7 k 3",
+            Options {
+                neighbours: 0.8,
+                neighbour_cosine: 0.7,
+                neighbours_per_word: 3,
+                ..d
+            },
         ),
         ("word table share 0.4", Options { semantic: 0.4, ..d }),
         ("word table share 0.5", Options { semantic: 0.5, ..d }),
@@ -327,7 +543,11 @@ fn main() {
         "| ranking | recall@1 | recall@{k} | MRR@{k} | held out: recall@1 | recall@{k} | MRR@{k} |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let only = std::env::var("ONLY").unwrap_or_default();
     for (label, options) in variants() {
+        if !label.starts_with(only.as_str()) {
+            continue;
+        }
         let index = common::index(&tools, &options);
         let r = common::measure(&index, &tasks);
         let h = common::measure(&index, &held_out);
@@ -336,14 +556,15 @@ fn main() {
             r.at_1, r.at_k, r.mrr, h.at_1, h.at_k, h.mrr
         );
         if label == "default" && std::env::var_os("MISSES").is_some() {
-            let missed = r.misses.iter().map(|m| (&tasks, m));
-            for (tasks, (i, hits)) in missed {
+            let missed = r.misses.iter().map(|m| ("tuning", &tasks, m));
+            let missed = missed.chain(h.misses.iter().map(|m| ("held out", &held_out, m)));
+            for (set, tasks, (i, hits)) in missed {
                 let got: Vec<String> = hits
                     .iter()
                     .map(|h| format!("{}/{}", h.server, h.name))
                     .collect();
                 println!(
-                    "<!-- miss: {} (want {:?}) got {:?} -->",
+                    "<!-- miss ({set}): {} (want {:?}) got {:?} -->",
                     tasks[*i].text, tasks[*i].expected, got
                 );
             }
