@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::document::{Document, Field};
 use crate::postings::Postings;
-use crate::semantic::{self, Vocabulary, Words};
+use crate::semantic::{self, Words};
 use crate::signals::{Names, Servers};
 use crate::synonyms::{Query, Synonyms};
 use crate::tokens::{head, Stem, TokenOptions, Tokenizer};
@@ -129,14 +129,6 @@ pub struct Options {
     /// And only when its cosine with the query is at least this: the nearest tool in meaning
     /// to a query about nothing the tools do ("zebra giraffe") is still far from it.
     pub cosine_alone: f32,
-    /// How much a query word's neighbours count against its own terms (0: off): the words of
-    /// the tools nearest to it in the word table (`kilometres`: distance; `google`: search,
-    /// web), each word's best-scoring neighbour counted, as with synonyms.
-    pub neighbours: f32,
-    /// The least cosine (in the word table) of a neighbour with the query word.
-    pub neighbour_cosine: f32,
-    /// The most neighbours of one query word.
-    pub neighbours_per_word: usize,
 }
 
 impl Default for Options {
@@ -157,9 +149,6 @@ impl Default for Options {
             semantic: 0.6,
             meaning_alone: 0.8,
             cosine_alone: 0.3,
-            neighbours: 0.0,
-            neighbour_cosine: 0.6,
-            neighbours_per_word: 3,
         }
     }
 }
@@ -270,15 +259,9 @@ impl Lexical {
             self.add(&query.synonym_terms(), synonym_weight, scores);
             return;
         }
-        self.add_best(&query.synonyms, synonym_weight, scores);
-    }
-
-    /// Adds, for each group, `weight` times each tool's score for the group's member that
-    /// scores best for it.
-    fn add_best(&self, groups: &[Vec<Vec<String>>], weight: f32, scores: &mut [f32]) {
         let mut best = vec![0.0f32; scores.len()];
         let mut one = vec![0.0f32; scores.len()];
-        for members in groups {
+        for members in &query.synonyms {
             best.iter_mut().for_each(|b| *b = 0.0);
             for member in members {
                 one.iter_mut().for_each(|o| *o = 0.0);
@@ -288,7 +271,7 @@ impl Lexical {
                 }
             }
             for (s, b) in scores.iter_mut().zip(&best) {
-                *s += weight * b;
+                *s += synonym_weight * b;
             }
         }
     }
@@ -304,8 +287,6 @@ pub struct Index {
     names: Option<(f32, Names)>,
     /// The word table, and each tool's vector (none for a tool with no known word).
     meaning: Option<(&'static Words, Vec<Option<Vec<f32>>>)>,
-    /// The tools' words that the table knows, where a query word's neighbours are looked for.
-    vocabulary: Option<Vocabulary>,
     options: Options,
     skipped: usize,
 }
@@ -367,20 +348,9 @@ impl Index {
                     documents.iter().map(|d| words.embed_tool(d)).collect(),
                 )
             });
-        let vocabulary = meaning
-            .as_ref()
-            .filter(|_| options.neighbours > 0.0)
-            .map(|(words, _)| {
-                words.vocabulary(
-                    documents
-                        .iter()
-                        .flat_map(|d| Field::ALL.into_iter().map(|f| d.field(f))),
-                )
-            });
         Index {
             documents,
             lexical,
-            vocabulary,
             fallback,
             servers,
             names,
@@ -415,9 +385,6 @@ impl Index {
         let terms = self.lexical.query(query);
         self.lexical
             .add_scores(&terms, 1.0, &self.options, &mut scores);
-        let neighbours = self.neighbours(query, &terms.own);
-        self.lexical
-            .add_best(&neighbours, self.options.neighbours, &mut scores);
         if let Some((weight, fallback)) = &self.fallback {
             fallback.add_scores(&fallback.query(query), *weight, &self.options, &mut scores);
         }
@@ -475,38 +442,6 @@ impl Index {
 }
 
 impl Index {
-    /// For each word of `query` that is not a stop word, its neighbours' terms (less `own`, the
-    /// query's terms), one group per word; none without the word table.
-    fn neighbours(&self, query: &str, own: &[String]) -> Vec<Vec<Vec<String>>> {
-        let (Some((words, _)), Some(vocabulary)) = (&self.meaning, &self.vocabulary) else {
-            return Vec::new();
-        };
-        let tokenizer = &self.lexical.tokenizer;
-        let mut seen: Vec<String> = Vec::new();
-        let mut groups = Vec::new();
-        for word in semantic::words_of(query) {
-            if seen.contains(&word) || tokenizer.terms(&word).is_empty() {
-                continue;
-            }
-            let group: Vec<Vec<String>> = words
-                .neighbours(
-                    vocabulary,
-                    &word,
-                    self.options.neighbour_cosine,
-                    self.options.neighbours_per_word,
-                )
-                .into_iter()
-                .map(|(n, _)| tokenizer.terms(n))
-                .filter(|terms| !terms.is_empty() && terms.iter().all(|t| !own.contains(t)))
-                .collect();
-            seen.push(word);
-            if !group.is_empty() {
-                groups.push(group);
-            }
-        }
-        groups
-    }
-
     /// Fuses `scores` (lexical) with the meaning score: each scaled to 0..1 over the tools
     /// (the lexical score by its best, the cosine between its lowest and its highest), then
     /// weighted by [`Options::semantic`] and the rest. Nothing changes when the query has no

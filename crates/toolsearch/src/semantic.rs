@@ -57,74 +57,13 @@ impl Words {
         })
     }
 
-    /// Word `at`'s row and its scale.
-    fn row(&self, at: usize) -> Option<(f32, &'static [u8])> {
-        let scale = self.scales.get(4 * at..4 * at + 4)?;
-        let scale = f32::from_le_bytes([scale[0], scale[1], scale[2], scale[3]]);
-        Some((
-            scale,
-            self.values.get(at * self.dims..(at + 1) * self.dims)?,
-        ))
-    }
-
-    /// The words of `texts` that the table knows, each once, with their rows' lengths: the
-    /// vocabulary a query word's neighbours are looked for in.
-    pub(crate) fn vocabulary<'t>(&self, texts: impl IntoIterator<Item = &'t str>) -> Vocabulary {
-        let mut known: Vec<usize> = texts
-            .into_iter()
-            .flat_map(words_of)
-            .filter_map(|w| self.words.binary_search(&w.as_str()).ok())
-            .collect();
-        known.sort_unstable();
-        known.dedup();
-        let rows = known
-            .into_iter()
-            .filter_map(|at| {
-                let (_, row) = self.row(at)?;
-                let norm = (dot(row, row) as f32).sqrt();
-                (norm > 0.0).then_some((at, norm))
-            })
-            .collect();
-        Vocabulary { rows }
-    }
-
-    /// The words of `vocabulary` nearest in meaning to `word` (not `word` itself), at most
-    /// `most`, each with its cosine, nearest first; only those at `min_cosine` or more.
-    pub(crate) fn neighbours(
-        &self,
-        vocabulary: &Vocabulary,
-        word: &str,
-        min_cosine: f32,
-        most: usize,
-    ) -> Vec<(&'static str, f32)> {
-        let Ok(at) = self.words.binary_search(&word) else {
-            return Vec::new();
-        };
-        let Some((_, row)) = self.row(at) else {
-            return Vec::new();
-        };
-        let norm = (dot(row, row) as f32).sqrt();
-        if norm <= 0.0 {
-            return Vec::new();
-        }
-        let mut near: Vec<(&'static str, f32)> = vocabulary
-            .rows
-            .iter()
-            .filter(|&&(other, _)| other != at)
-            .filter_map(|&(other, other_norm)| {
-                let (_, other_row) = self.row(other)?;
-                let cosine = dot(row, other_row) as f32 / (norm * other_norm);
-                (cosine >= min_cosine).then_some((self.words[other], cosine))
-            })
-            .collect();
-        near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-        near.truncate(most);
-        near
-    }
-
     /// Adds word `at`'s row to `into`.
     fn add(&self, at: usize, into: &mut [f32]) {
-        let Some((scale, row)) = self.row(at) else {
+        let Some(scale) = self.scales.get(4 * at..4 * at + 4) else {
+            return;
+        };
+        let scale = f32::from_le_bytes([scale[0], scale[1], scale[2], scale[3]]);
+        let Some(row) = self.values.get(at * self.dims..(at + 1) * self.dims) else {
             return;
         };
         for (v, &q) in into.iter_mut().zip(row) {
@@ -188,20 +127,6 @@ pub(crate) fn words_of(text: &str) -> Vec<String> {
         out.push(word);
     }
     out
-}
-
-/// The words of a tool set that the table knows, as rows of the table with their lengths.
-pub(crate) struct Vocabulary {
-    rows: Vec<(usize, f32)>,
-}
-
-/// The dot product of two rows of quantised values (their scales left out: a cosine does not
-/// need them).
-fn dot(a: &[u8], b: &[u8]) -> i32 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| i32::from(i8::from_le_bytes([x])) * i32::from(i8::from_le_bytes([y])))
-        .sum()
 }
 
 /// The cosine of two unit vectors.
