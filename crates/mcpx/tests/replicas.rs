@@ -180,9 +180,11 @@ struct Answer {
 /// Sent once more, on a new connection, when the balancer closed the kept-alive connection it
 /// went on without answering (`IncompleteMessage`): HAProxy closes a client's idle connection
 /// when the replica behind it dies, and a request sent at that moment races the close. The
-/// servers' transcripts show whether that ever delivered a call twice (they must not), and
-/// the tests allow it only once a replica was killed (and the sticky-session test only to
-/// that replica's clients), never before (`retried`).
+/// same when it answers 502 instead: it sent the request on its kept-alive connection to the
+/// replica before it saw that connection die, and got nothing back (seen once in 2026-12 on a
+/// loaded machine). The servers' transcripts show whether either ever delivered a call twice
+/// (they must not), and the tests allow a second send only once a replica was killed (and the
+/// sticky-session test only to that replica's clients), never before (`retried`).
 async fn post(http: &reqwest::Client, url: &str, headers: &[(&str, &str)], body: Value) -> Answer {
     let send = || {
         let mut request = http
@@ -196,6 +198,9 @@ async fn post(http: &reqwest::Client, url: &str, headers: &[(&str, &str)], body:
         request.body(body.to_string()).send()
     };
     let (response, retried) = match send().await {
+        Ok(response) if response.status() == StatusCode::BAD_GATEWAY => {
+            (send().await.unwrap(), true)
+        }
         Ok(response) => (response, false),
         Err(e) if format!("{e:?}").contains("IncompleteMessage") => (send().await.unwrap(), true),
         Err(e) => panic!("POST {url}: {e:?}"),
