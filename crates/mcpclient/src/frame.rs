@@ -294,39 +294,20 @@ impl Frame {
 
     /// The response to request `id` whose result is `source[result]`, the result of another
     /// frame as it arrived: written around those bytes, which are neither copied nor parsed.
-    /// `adding` (members as JSON text, `"a":1,"b":2`, or empty) is written into the result
-    /// before its own members when the result is an object; another result is left as it is.
-    pub(crate) fn answering(
-        id: &RawValue,
-        source: Frame,
-        result: Range<usize>,
-        adding: &str,
-    ) -> Frame {
+    pub(crate) fn answering(id: &RawValue, source: Frame, result: Range<usize>) -> Frame {
+        let head = format!(r#"{{"jsonrpc":"2.0","id":{},"result":"#, id.get());
         let source = match source.text {
             Text::Whole(text) => text,
             Text::Spliced(_) => source.text().into(),
         };
-        let Some(text) = source.get(result.clone()) else {
+        if source.get(result.clone()).is_none() {
             return Frame::response(id, Ok(null()));
-        };
-        let mut head = format!(r#"{{"jsonrpc":"2.0","id":{},"result":"#, id.get());
-        let mut range = result;
-        // The result's text is one JSON value as the frame's parse found it: an object starts
-        // with its brace and ends with its own.
-        if !adding.is_empty() && text.starts_with('{') && text.ends_with('}') {
-            let empty = text[1..text.len() - 1].trim().is_empty();
-            head.push('{');
-            head.push_str(adding);
-            if !empty {
-                head.push(',');
-            }
-            range.start += 1;
         }
         Frame {
             text: Text::Spliced(Box::new(Spliced {
                 head,
                 source,
-                range,
+                range: result,
                 tail: "}",
                 joined: OnceLock::new(),
             })),
@@ -563,40 +544,13 @@ mod tests {
                 .unwrap();
         let (start, end) = source.members().unwrap().result.unwrap();
         let id: &RawValue = serde_json::from_str(r#""c-1""#).unwrap();
-        let answer = Frame::answering(id, source, start as usize..end as usize, "");
+        let answer = Frame::answering(id, source, start as usize..end as usize);
         let expected = r#"{"jsonrpc":"2.0","id":"c-1","result":{"n":18446744073709551617}}"#;
         assert_eq!(answer.chunks().concat(), expected);
         assert_eq!(answer.len(), expected.len());
         assert_eq!(answer.text(), expected);
         let pieces: Vec<u8> = answer.into_chunks().concat();
         assert_eq!(pieces, expected.as_bytes());
-    }
-
-    #[test]
-    fn members_are_added_before_a_forwarded_results_own() {
-        let id: &RawValue = serde_json::from_str("3").unwrap();
-        let answer = |text: &str| {
-            let source = Frame::parse(text).unwrap();
-            let (start, end) = source.members().unwrap().result.unwrap();
-            let answer = Frame::answering(id, source, start as usize..end as usize, r#""k":1"#);
-            let joined = answer.chunks().concat();
-            assert_eq!(answer.len(), joined.len());
-            Frame::parse(&joined).expect("the answer is one JSON-RPC message");
-            joined
-        };
-        assert_eq!(
-            answer(r#"{"jsonrpc":"2.0","id":7,"result":{"n":1.50}}"#),
-            r#"{"jsonrpc":"2.0","id":3,"result":{"k":1,"n":1.50}}"#
-        );
-        assert_eq!(
-            answer(r#"{"jsonrpc":"2.0","id":7,"result":{ }}"#),
-            r#"{"jsonrpc":"2.0","id":3,"result":{"k":1 }}"#
-        );
-        assert_eq!(
-            answer(r#"{"jsonrpc":"2.0","id":7,"result":[1]}"#),
-            r#"{"jsonrpc":"2.0","id":3,"result":[1]}"#,
-            "a result that is no object is passed on as it is"
-        );
     }
 
     #[test]

@@ -155,14 +155,7 @@ impl Response {
     /// The response to request `id` of another peer, carrying this result as it arrived:
     /// written around its bytes, not copied ([`Frame::chunks`]).
     pub fn into_answer(self, id: &RawValue) -> Frame {
-        Frame::answering(id, self.frame, self.result, "")
-    }
-
-    /// The same, with `adding` (members as JSON text: `"a":1,"b":2`) written into the result
-    /// before its own members, still without copying them; a result that is no object is
-    /// passed on as it is. The caller makes sure the result has none of those members.
-    pub fn into_answer_adding(self, id: &RawValue, adding: &str) -> Frame {
-        Frame::answering(id, self.frame, self.result, adding)
+        Frame::answering(id, self.frame, self.result)
     }
 
     /// The response frame exactly as the peer sent it.

@@ -12,12 +12,10 @@
 use mcpclient::codes::{self, error};
 use mcpclient::ErrorObject;
 use mcpclient::{RawParams, ACCEPTED_VERSIONS};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::session::{level_index, LOG_LEVELS};
-use crate::wire::Reply;
 
 /// The modern protocol versions the gateway serves per request, newest first.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
@@ -225,76 +223,8 @@ fn cache_ttl(method: &str) -> Option<u64> {
 
 /// A result for a modern client: `resultType: "complete"`, `ttlMs`/`cacheScope` for the
 /// cacheable ones, and `_meta` serverInfo, each added only when absent; every member the
-/// result has keeps its text. A server's result is read once for which of them it has and
-/// passed on with the rest written before its own members, not copied ([`Reply::Adding`]),
-/// unless its `_meta` lacks serverInfo (added within it: the result is then rewritten).
-pub(crate) fn complete(method: &str, reply: Reply) -> Reply {
-    match reply {
-        Reply::Made(result) => Reply::Made(complete_text(method, &result)),
-        Reply::Forwarded(response) => match adding(method, response.result_text()) {
-            Some(adding) if adding.is_empty() => Reply::Forwarded(response),
-            Some(adding) => Reply::Adding(response, adding),
-            None => Reply::Made(complete_text(method, response.result_raw())),
-        },
-        adding @ Reply::Adding(..) => adding,
-    }
-}
-
-/// Which of the members a modern result needs a result has (`null` counts as present: it is
-/// passed on as written).
-#[derive(Deserialize)]
-struct Present<'a> {
-    #[serde(rename = "resultType", default, deserialize_with = "seen")]
-    result_type: bool,
-    #[serde(rename = "ttlMs", default, deserialize_with = "seen")]
-    ttl_ms: bool,
-    #[serde(rename = "cacheScope", default, deserialize_with = "seen")]
-    cache_scope: bool,
-    #[serde(rename = "_meta", borrow, default, deserialize_with = "raw_member")]
-    meta: Option<&'a RawValue>,
-}
-
-fn seen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    serde::de::IgnoredAny::deserialize(d).map(|_| true)
-}
-
-fn raw_member<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-/// The members `result` (a server's result as JSON text) lacks of those [`complete`] adds, as
-/// JSON text to write before its own (empty when it lacks none); `None` when they cannot be
-/// written that way (no object, or a `_meta` without serverInfo).
-fn adding(method: &str, result: &str) -> Option<String> {
-    let present: Present<'_> = serde_json::from_str(result).ok()?;
-    let mut out: Vec<String> = Vec::new();
-    if !present.result_type {
-        out.push(r#""resultType":"complete""#.to_owned());
-    }
-    if let Some(ttl) = cache_ttl(method) {
-        if !present.ttl_ms {
-            out.push(format!(r#""ttlMs":{ttl}"#));
-        }
-        if !present.cache_scope {
-            out.push(format!(r#""cacheScope":{}"#, json!(CACHE_SCOPE)));
-        }
-    }
-    match present.meta {
-        None => out.push(format!(
-            r#""_meta":{{{}:{}}}"#,
-            json!(SERVER_INFO),
-            server_info()
-        )),
-        Some(meta) => {
-            let members = RawParams::parse(meta).ok()?;
-            members.get(SERVER_INFO)?;
-        }
-    }
-    Some(out.join(","))
-}
-
-/// [`complete`] of a result's text, rewritten.
-fn complete_text(method: &str, result: &RawValue) -> Box<RawValue> {
+/// result has keeps its text.
+pub(crate) fn complete(method: &str, result: &RawValue) -> Box<RawValue> {
     let Ok(mut members) = RawParams::parse(result) else {
         return result.to_owned();
     };
@@ -381,64 +311,18 @@ mod tests {
 
     #[test]
     fn a_result_gains_only_what_it_lacks_and_keeps_its_text() {
-        let listed = complete_text("tools/list", &raw(r#"{"tools":[{"n":1.0e400}]}"#));
+        let listed = complete("tools/list", &raw(r#"{"tools":[{"n":1.0e400}]}"#));
         assert_eq!(
             listed.get(),
             r#"{"tools":[{"n":1.0e400}],"resultType":"complete","ttlMs":60000,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpx","version":"0.1.0"}}}"#
         );
-        let own = complete_text(
+        let own = complete(
             "tools/call",
             &raw(r#"{"resultType":"complete","_meta":{"x":1},"content":[]}"#),
         );
         assert!(own
             .get()
             .starts_with(r#"{"resultType":"complete","_meta":{"x":1,"io.model"#));
-    }
-
-    /// A server's result completed as a modern client gets it: the whole answer's text.
-    fn forwarded(method: &str, result: &str) -> (String, bool) {
-        let frame =
-            mcpclient::Frame::parse(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#))
-                .unwrap();
-        let response = mcpclient::Response::from_frame(frame).unwrap();
-        let reply = complete(method, Reply::Forwarded(response));
-        let copied = matches!(reply, Reply::Made(_));
-        let answer = crate::wire::response(&raw("9"), Ok(reply));
-        (answer.chunks().concat(), copied)
-    }
-
-    #[test]
-    fn a_servers_result_gains_the_same_members_without_a_copy() {
-        let (listed, copied) = forwarded("tools/list", r#"{"tools":[{"n":1.0e400}]}"#);
-        assert!(!copied);
-        assert_eq!(
-            listed,
-            r#"{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete","ttlMs":60000,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpx","version":"0.1.0"}},"tools":[{"n":1.0e400}]}}"#
-        );
-        // What it has is not added again, `null` included.
-        let (own, copied) = forwarded(
-            "tools/call",
-            r#"{"resultType":null,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"content":[]}"#,
-        );
-        assert!(!copied);
-        assert_eq!(
-            own,
-            r#"{"jsonrpc":"2.0","id":9,"result":{"resultType":null,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"content":[]}}"#
-        );
-        // A `_meta` without serverInfo gets it within: rewritten, as a gateway-made result.
-        let (within, copied) = forwarded("tools/call", r#"{"_meta":{"x":1},"content":[]}"#);
-        assert!(copied);
-        assert!(within.contains(r#""_meta":{"x":1,"io.modelcontextprotocol/serverInfo""#));
-        assert!(within.contains(r#""resultType":"complete""#));
-        // An empty result, and one that is no object.
-        let (empty, _) = forwarded("ping", "{}");
-        assert!(empty
-            .starts_with(r#"{"jsonrpc":"2.0","id":9,"result":{"resultType":"complete","_meta""#));
-        serde_json::from_str::<Value>(&empty).unwrap();
-        assert_eq!(
-            forwarded("ping", "[1]").0,
-            r#"{"jsonrpc":"2.0","id":9,"result":[1]}"#
-        );
     }
 
     #[test]

@@ -18,9 +18,16 @@ pub(crate) enum Reply {
     Made(Box<RawValue>),
     /// A server's response, passed on as it came.
     Forwarded(Response),
-    /// A server's response, passed on with members the gateway adds to its result (JSON
-    /// text, `"a":1,"b":2`), written before the result's own (which has none of them).
-    Adding(Response, String),
+}
+
+impl Reply {
+    /// The result as JSON text.
+    pub(crate) fn raw(&self) -> &RawValue {
+        match self {
+            Reply::Made(raw) => raw,
+            Reply::Forwarded(response) => response.result_raw(),
+        }
+    }
 }
 
 impl From<Box<RawValue>> for Reply {
@@ -50,7 +57,6 @@ pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
     match answer {
         Ok(Reply::Made(result)) => Frame::response(id, Ok(&result)),
         Ok(Reply::Forwarded(response)) => response.into_answer(id),
-        Ok(Reply::Adding(response, adding)) => response.into_answer_adding(id, &adding),
         Err(error) => Frame::response(id, Err(&error.to_raw())),
     }
 }
