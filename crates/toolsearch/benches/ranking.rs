@@ -2,9 +2,10 @@
 //! and MRR of the task set for each ranking choice tried, and the footprint of listing every
 //! fixture tool against listing the three search-mode tools, in bytes and tokens (o200k_base and
 //! cl100k_base, tiktoken-rs). Prints markdown. Not a timing: the figures are deterministic.
-//! MISSES=1 also prints the default ranking's misses (both sets). RANKS=FILE writes the default ranking's
-//! top 50 for every task of both sets as TSV (set, task line, rank, server/tool, score), for
-//! experiments that fuse it with another ranking.
+//! MISSES=1 also prints the default ranking's misses (both sets). RANKS=FILE writes the default
+//! ranking's top 50 for every task of both sets as TSV (set, task line, rank, server/tool,
+//! score), for experiments that fuse it with another ranking. ONLY=PREFIX measures only the rows
+//! whose label starts with PREFIX.
 #![allow(clippy::print_stdout)]
 
 #[path = "../tests/common/mod.rs"]
