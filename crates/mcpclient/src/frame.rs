@@ -56,7 +56,7 @@ struct Spliced {
 }
 
 /// A member's place in the frame's text: start and end byte.
-type Span = Option<(u32, u32)>;
+pub(crate) type Span = Option<(u32, u32)>;
 
 /// Where a single message's top-level members are in its text.
 #[derive(Clone, Copy, Debug, Default)]
@@ -91,7 +91,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 
 impl Members {
     /// The places of `wire`'s members in `text`, which they borrow from.
-    fn of(text: &str, wire: &Wire<'_>) -> Members {
+    pub(crate) fn of(text: &str, wire: &Wire<'_>) -> Members {
         let span = |member: Option<&RawValue>| {
             member.and_then(|m| {
                 let start = (m.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
@@ -551,6 +551,21 @@ mod tests {
         assert_eq!(answer.text(), expected);
         let pieces: Vec<u8> = answer.into_chunks().concat();
         assert_eq!(pieces, expected.as_bytes());
+    }
+
+    #[test]
+    fn a_response_reads_the_same_found_by_the_parse_or_decoded_later() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"result":{"a":1},"error":null}"#;
+        let parsed = Frame::parse(text).unwrap();
+        assert!(parsed.members().is_some());
+        let composed = Frame::from_value(&serde_json::from_str(text).unwrap());
+        assert!(composed.members().is_none());
+        for frame in [parsed, composed] {
+            let response = crate::Response::from_frame(frame).unwrap();
+            assert_eq!(response.result_text(), r#"{"a":1}"#);
+        }
+        let neither = Frame::parse(r#"{"jsonrpc":"2.0","id":1,"result":null}"#).unwrap();
+        assert!(crate::Response::from_frame(neither).is_err());
     }
 
     #[test]

@@ -14,14 +14,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Value};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::codes::ErrorObject;
-use crate::frame::null;
+use crate::frame::{null, Members, Span, Wire};
 use crate::lines::gather;
 use crate::{Frame, FrameSink, FrameSource, Received, Transport, TransportError};
 
@@ -99,14 +98,6 @@ pub struct Response {
     result: Range<usize>,
 }
 
-#[derive(Deserialize)]
-struct Body<'a> {
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
 impl Response {
     /// The answer in `frame`: its result located; the peer's error, or why it is no answer.
     ///
@@ -114,31 +105,23 @@ impl Response {
     /// [`RpcError::Remote`] for the peer's error; [`RpcError::InvalidResponse`] for a frame
     /// that is no response.
     pub fn from_frame(frame: Frame) -> Result<Response, RpcError> {
+        let invalid = |e: serde_json::Error| RpcError::InvalidResponse(e.to_string());
         // Where the parse that checked the frame found its members; a frame decoded later
-        // (a batch element, a composed frame) is read here.
-        let (result, error) = match frame.members() {
-            Some(members) => (
-                members
-                    .result
-                    .map(|(start, end)| start as usize..end as usize),
-                match frame.member(members.error) {
-                    Some(error) => Some(
-                        serde_json::from_str::<Value>(error)
-                            .map_err(|e| RpcError::InvalidResponse(e.to_string()))?,
-                    ),
-                    None => None,
-                },
+        // (a batch element, a composed frame) is read here, the same way.
+        let members = match frame.members() {
+            Some(members) => *members,
+            None => Members::of(
+                frame.text(),
+                &serde_json::from_str::<Wire<'_>>(frame.text()).map_err(invalid)?,
             ),
-            None => {
-                let body: Body<'_> = serde_json::from_str(frame.text())
-                    .map_err(|e| RpcError::InvalidResponse(e.to_string()))?;
-                // The result is a slice of the frame's own text.
-                let result = body.result.map(|result| {
-                    let start = result.get().as_ptr() as usize - frame.text().as_ptr() as usize;
-                    start..start + result.get().len()
-                });
-                (result, body.error)
-            }
+        };
+        // A `null` result or error counts as absent: peers write `"error": null` beside
+        // their result.
+        let given = |span: Span| span.filter(|_| frame.member(span) != Some("null"));
+        let result = given(members.result).map(|(start, end)| start as usize..end as usize);
+        let error = match given(members.error).and_then(|span| frame.member(Some(span))) {
+            Some(error) => Some(serde_json::from_str::<Value>(error).map_err(invalid)?),
+            None => None,
         };
         match (result, error) {
             (Some(result), None) => Ok(Response { frame, result }),

@@ -78,7 +78,8 @@ async fn a_timed_out_call_is_cancelled_and_its_late_answer_goes_to_no_one_else()
 async fn errors_and_invalid_answers_are_typed() {
     let (c, _events) = peer(
         "read a; echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,\"message\":\"no such method\",\"data\":{\"m\":\"x\"}}}'; \
-         read b; echo '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{},\"error\":{\"code\":1,\"message\":\"both\"}}'; read rest",
+         read b; echo '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{},\"error\":{\"code\":1,\"message\":\"both\"}}'; \
+         read c; echo '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"n\":1},\"error\":null}'; read rest",
     );
     let err = c.request("x", None, LONG).await.unwrap_err();
     assert!(
@@ -90,6 +91,9 @@ async fn errors_and_invalid_answers_are_typed() {
         matches!(err, RpcError::InvalidResponse(ref m) if m == "both result and error"),
         "{err}"
     );
+    // `"error": null` beside a result, as some peers write it, is no error.
+    let answer = c.request("z", None, LONG).await.unwrap();
+    assert_eq!(answer.result_text(), r#"{"n":1}"#);
 }
 
 #[tokio::test]
