@@ -11,42 +11,15 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use toolsearch::{Options, Weights, DEFAULT_LIMIT};
-
-/// The default before the server context, name coverage, Snowball fallback, lead field and
-/// best-synonym scoring (every one of them off).
-fn before() -> Options {
-    let d = Options::default();
-    Options {
-        weights: Weights {
-            lead: 0,
-            description: 2,
-            ..d.weights
-        },
-        synonym_best: false,
-        stem_fallback: 0.0,
-        server_context: 0.0,
-        name_coverage: 0.0,
-        semantic: 0.0,
-        ..d
-    }
-}
-
-/// The default without the word table (lexical alone).
-fn lexical() -> Options {
-    Options {
-        semantic: 0.0,
-        ..Options::default()
-    }
-}
+use toolsearch::{Options, DEFAULT_LIMIT};
 
 fn search(c: &mut Criterion) {
     let tools = common::tools();
     let tasks = common::tasks();
     let mut g = c.benchmark_group(format!("search/{}-tasks", tasks.len()));
     for (label, options) in [
-        ("before", before()),
-        ("lexical", lexical()),
+        ("before", common::before()),
+        ("lexical", Options::lexical()),
         ("default", Options::default()),
     ] {
         let index = common::index(&tools, &options);
@@ -62,8 +35,8 @@ fn search(c: &mut Criterion) {
     g.finish();
     let mut g = c.benchmark_group("build");
     for (label, options) in [
-        ("before", before()),
-        ("lexical", lexical()),
+        ("before", common::before()),
+        ("lexical", Options::lexical()),
         ("default", Options::default()),
     ] {
         g.bench_function(label, |b| b.iter(|| common::index(&tools, &options).len()));

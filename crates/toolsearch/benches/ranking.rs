@@ -33,27 +33,14 @@ fn variants() -> Vec<(String, Options)> {
         synonym_weight: 0.0,
         ..d
     };
-    // The default before the signals, the lead field and the best-synonym scoring.
-    let before = Options {
-        weights: Weights {
-            lead: 0,
-            description: 2,
-            ..w
-        },
-        synonym_best: false,
-        stem_fallback: 0.0,
-        server_context: 0.0,
-        name_coverage: 0.0,
-        semantic: 0.0,
-        ..d
-    };
+    let before = common::before();
     let tokens = |tokens: TokenOptions| Options { tokens, ..d };
     let weights = |weights: Weights| Options { weights, ..d };
     let rows: Vec<(&str, Options)> = vec![
         ("default", d),
         (
             "lexical alone (no word table: the default before this row's date)",
-            Options { semantic: 0.0, ..d },
+            Options::lexical(),
         ),
         ("word table share 0.4", Options { semantic: 0.4, ..d }),
         ("word table share 0.5", Options { semantic: 0.5, ..d }),

@@ -153,6 +153,16 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// The default without the word table: lexical ranking alone (half the search's time).
+    pub fn lexical() -> Options {
+        Options {
+            semantic: 0.0,
+            ..Options::default()
+        }
+    }
+}
+
 /// One ranked result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -501,14 +511,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The lexical choices alone, for the tests of each.
-    fn lexical() -> Options {
-        Options {
-            semantic: 0.0,
-            ..Options::default()
-        }
-    }
-
     #[test]
     fn meaning_finds_a_tool_that_shares_no_word_with_the_task() {
         let tools = [
@@ -527,7 +529,7 @@ mod tests {
         ];
         let build = |options: &Options| Index::build(tools.iter().map(|(s, v)| (*s, v)), options);
         let task = "how high above sea level is Denver";
-        assert!(build(&lexical()).search(task, None, 5).is_empty());
+        assert!(build(&Options::lexical()).search(task, None, 5).is_empty());
         let hits = build(&Options::default()).search(task, None, 5);
         assert_eq!(
             hits.first().map(|h| h.name.as_str()),
@@ -583,7 +585,7 @@ mod tests {
 
     #[test]
     fn ranks_the_tool_that_does_the_task_first() {
-        let i = index(&lexical());
+        let i = index(&Options::lexical());
         assert_eq!(i.len(), 4);
         assert_eq!(i.skipped(), 1);
         assert_eq!(
@@ -603,7 +605,7 @@ mod tests {
 
     #[test]
     fn a_hit_carries_its_one_line_description_and_argument_names() {
-        let i = index(&lexical());
+        let i = index(&Options::lexical());
         let hits = i.search("issue", None, 1);
         assert_eq!(
             hits,
@@ -620,7 +622,7 @@ mod tests {
 
     #[test]
     fn the_server_filter_and_the_limit() {
-        let i = index(&lexical());
+        let i = index(&Options::lexical());
         let all = i.search("repository file page", None, 10);
         assert_eq!(all.len(), 4);
         let gh = i.search("repository file page", Some("github"), 10);
@@ -654,7 +656,7 @@ mod tests {
             let mut split = Options {
                 weights: ONLY_NAMES,
                 combine,
-                ..lexical()
+                ..Options::lexical()
             };
             split.synonym_weight = 0.0;
             assert_eq!(
@@ -676,14 +678,14 @@ mod tests {
         for combine in [Combine::Bm25f, Combine::FieldSum] {
             let mut no_args = Options {
                 combine,
-                ..lexical()
+                ..Options::lexical()
             };
             no_args.weights.argument_names = 0;
             no_args.weights.argument_descriptions = 0;
             assert_eq!(top(&index(&no_args), "scrollable"), None);
             let with = Options {
                 combine,
-                ..lexical()
+                ..Options::lexical()
             };
             assert_eq!(
                 top(&index(&with), "scrollable").as_deref(),
@@ -694,14 +696,14 @@ mod tests {
 
     #[test]
     fn synonyms_find_a_tool_by_words_it_does_not_use() {
-        let on = index(&lexical());
+        let on = index(&Options::lexical());
         assert_eq!(
             top(&on, "grab a picture of the site").as_deref(),
             Some("browser_take_screenshot")
         );
         let off = Options {
             synonym_weight: 0.0,
-            ..lexical()
+            ..Options::lexical()
         };
         assert_eq!(top(&index(&off), "grab a picture of the site"), None);
     }
@@ -713,14 +715,14 @@ mod tests {
                 name: u8::MAX,
                 ..ONLY_NAMES
             },
-            ..lexical()
+            ..Options::lexical()
         };
         let capped = Options {
             weights: Weights {
                 name: MAX_WEIGHT,
                 ..ONLY_NAMES
             },
-            ..lexical()
+            ..Options::lexical()
         };
         assert_eq!(
             index(&heavy).search("issue", None, 5),
@@ -746,11 +748,11 @@ mod tests {
         )];
         let off = Options {
             stem_fallback: 0.0,
-            ..lexical()
+            ..Options::lexical()
         };
         assert!(build(&tools, &off).search("deployed", None, 5).is_empty());
         assert_eq!(
-            top(&build(&tools, &lexical()), "deployed").as_deref(),
+            top(&build(&tools, &Options::lexical()), "deployed").as_deref(),
             Some("rollout")
         );
     }
@@ -770,7 +772,7 @@ mod tests {
         ];
         let off = Options {
             server_context: 0.0,
-            ..lexical()
+            ..Options::lexical()
         };
         let query = "count in a collection";
         let order = |options: &Options| {
@@ -780,7 +782,7 @@ mod tests {
         };
         let (web, db) = order(&off);
         assert!(web < db, "equal scores keep the given order");
-        let (web, db) = order(&lexical());
+        let (web, db) = order(&Options::lexical());
         assert!(db < web, "the collection's server first");
     }
 
@@ -793,7 +795,7 @@ mod tests {
         .iter()
         .filter_map(|t| Document::read("s", t))
         .collect();
-        let options = lexical();
+        let options = Options::lexical();
         let lexical = Lexical::build(&documents, options.tokens, &options);
         let query = lexical.query("show");
         let scores = |best: bool| {
@@ -812,10 +814,10 @@ mod tests {
 
     #[test]
     fn long_queries_and_an_empty_index() {
-        let i = index(&lexical());
+        let i = index(&Options::lexical());
         let long = "issue ".repeat(MAX_QUERY_BYTES);
         assert_eq!(i.search(&long, None, 1)[0].name, "get_issue");
-        let empty = Index::build(std::iter::empty(), &lexical());
+        let empty = Index::build(std::iter::empty(), &Options::lexical());
         assert!(empty.is_empty());
         assert!(empty.search("anything", None, 5).is_empty());
     }

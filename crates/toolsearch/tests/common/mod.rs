@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use toolsearch::{Hit, Index};
+use toolsearch::{Hit, Index, Options, Weights};
 
 /// Hits looked at for recall@k beyond 1.
 pub const RECALL_K: usize = 5;
@@ -124,5 +124,24 @@ pub fn measure(index: &Index, tasks: &[Task]) -> Recall {
         at_k: at_k as f64 / n,
         mrr: rr / n,
         misses,
+    }
+}
+
+/// The default before the server context, name coverage, Snowball fallback, lead field,
+/// best-synonym scoring and word table (every one of them off): the benches' baseline.
+pub fn before() -> Options {
+    let d = Options::default();
+    Options {
+        weights: Weights {
+            lead: 0,
+            description: 2,
+            ..d.weights
+        },
+        synonym_best: false,
+        stem_fallback: 0.0,
+        server_context: 0.0,
+        name_coverage: 0.0,
+        semantic: 0.0,
+        ..d
     }
 }
