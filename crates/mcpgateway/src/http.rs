@@ -1095,6 +1095,8 @@ fn answered_ids(message: &Decoded) -> Result<(bool, Vec<String>), &'static str> 
 /// A frame as a JSON response body: 200, or 400 for the errors 2026-07-28 answers with it
 /// (header mismatch, missing client capability, unsupported version), whoever sent them.
 fn json_body(frame: Frame) -> Response {
+    // An error is a frame the gateway made, whole in its first piece; a forwarded result's
+    // first piece is the head the gateway wrote around it.
     let modern_error = frame.chunks()[0].contains("-3202")
         && frame
             .value()

@@ -42,7 +42,7 @@ pub fn cpu_time(pid: u32) -> Option<Duration> {
 /// Whose CPU time a run measures (the gateway under load, for its CPU per call).
 #[derive(Debug, Clone)]
 pub enum CpuOf {
-    /// This process.
+    /// The process with this id.
     Pid(u32),
     /// The process whose id is written in this file (a gateway the load generator starts
     /// through a script that writes its pid), read once the handshakes are done.
