@@ -32,6 +32,7 @@ mod path;
 mod refs;
 mod render;
 mod schema;
+mod unique;
 mod upgrade;
 mod upgrade_error;
 mod validate_error;
@@ -52,6 +53,7 @@ pub use limits::{
 #[doc(hidden)]
 pub use schema::policy_options;
 pub use schema::{Compiler, Schema};
+pub use unique::{duplicate_member, DuplicateMember};
 pub use upgrade::upgrade;
 pub use upgrade_error::NotUpgradable;
 pub use validate_error::ValidateError;

@@ -201,11 +201,19 @@ fn messages(
 ) {
     use ValidationErrorKind as K;
     match kind {
-        K::Type { kind } => emit(format!(
-            "{prefix}got {}, want {}",
-            type_name(instance),
-            wanted_types(kind)
-        )),
+        K::Type { kind } => {
+            let (got, wanted) = (type_name(instance), wanted_types(kind));
+            let wants_integer = wanted.split(" or ").any(|t| t == "integer");
+            match instance {
+                // Integral, yet refused as an integer: only draft-04 does that, for a number
+                // written with a fraction or an exponent (`1.0`, `1e2`). Said so, or the line
+                // would read "got integer, want integer".
+                Value::Number(n) if got == "integer" && wants_integer => emit(format!(
+                    "{prefix}got number {n}, want {wanted} (draft-04: {n} is not an integer; write it without a fraction or exponent)"
+                )),
+                _ => emit(format!("{prefix}got {got}, want {wanted}")),
+            }
+        }
         K::Required { property } => emit(format!("{prefix}missing property {}", quote_name(property))),
         K::AdditionalProperties { unexpected } => {
             for p in unexpected {
