@@ -984,11 +984,19 @@ impl Inner {
         let arguments: Value = match params.get("arguments") {
             // Valid JSON already; what can fail is the parser's nesting limit.
             Some(raw) => {
-                serde_json::from_str(raw.get()).map_err(|e| ClientError::InvalidArguments {
+                let refused = |line: String| ClientError::InvalidArguments {
                     tool: name.to_owned(),
-                    violations: vec![format!("$: the arguments cannot be read: {e}")],
+                    violations: vec![line],
                     hints: vec![None],
-                })?
+                };
+                let value = serde_json::from_str(raw.get())
+                    .map_err(|e| refused(format!("$: the arguments cannot be read: {e}")))?;
+                // The text goes to the server as it is: a name given twice would be checked in
+                // one reading and acted on in another.
+                if let Some(duplicate) = schemaval::duplicate_member(raw.get()) {
+                    return Err(refused(duplicate.to_string()));
+                }
+                value
             }
             None => json!({}),
         };

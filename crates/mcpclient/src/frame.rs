@@ -15,6 +15,13 @@ use thiserror::Error;
 /// reported; the frames after it are still read.
 pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
+/// Deepest nesting of arrays and objects a frame may have, the message itself counting one: a
+/// frame nested deeper is refused whoever sent it (a client's request is answered with an
+/// error, a server's answer becomes an error for the call it answers), never forwarded. Real
+/// traffic nests a few dozen levels at most; peers' parsers (Python's recursion limit,
+/// serde_json's own 128) fail past about this, and a frame that kills a peer must not travel.
+pub const MAX_FRAME_DEPTH: usize = 128;
+
 /// A JSON-RPC frame: a JSON object (or, for 2025-03-26 batches, an array) as text.
 ///
 /// A frame read from a peer remembers where its members are (`id`, `method`, `params`,
@@ -139,6 +146,61 @@ pub enum FrameError {
         /// The limit it exceeds.
         limit: usize,
     },
+    /// Arrays and objects nested deeper than [`MAX_FRAME_DEPTH`].
+    #[error("the message nests arrays and objects deeper than {limit} levels")]
+    TooDeep {
+        /// The limit it exceeds.
+        limit: usize,
+        /// The message's `id` (JSON text), when it is a single message with a readable one:
+        /// the request it belongs to can still be answered.
+        id: Option<String>,
+    },
+}
+
+impl FrameError {
+    /// The `id` (JSON text) of the message that could not be taken, when one was read.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            FrameError::TooDeep { id, .. } => id.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `text` (JSON, or nearly) nests arrays and objects deeper than `limit`: one pass that
+/// jumps over strings (where most of a large frame's bytes are) and counts brackets outside
+/// them, without recursion.
+fn nests_deeper_than(text: &str, limit: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        at += 1;
+        match b {
+            b'"' => loop {
+                let Some(found) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
+                    return false;
+                };
+                at += found;
+                // An escape takes the byte after it along; a quote ends the string.
+                if bytes[at] == b'\\' {
+                    at += 2;
+                } else {
+                    at += 1;
+                    break;
+                }
+            },
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Characters of a bad frame kept in its error.
@@ -228,6 +290,18 @@ impl Frame {
             }
             None
         };
+        // Reading raw values does not recurse, so depth is not bounded by the parse: a frame
+        // nested deeper than peers can read is refused here, with its id when it has one.
+        if nests_deeper_than(&text, MAX_FRAME_DEPTH) {
+            let id = members.and_then(|m| m.id).and_then(|(start, end)| {
+                let id = text.get(start as usize..end as usize)?;
+                (!id.starts_with(['{', '['])).then(|| id.to_owned())
+            });
+            return Err(FrameError::TooDeep {
+                limit: MAX_FRAME_DEPTH,
+                id,
+            });
+        }
         // Reading the text as raw values does not check `\u` escapes; a lone surrogate
         // (`"\udcc1"`) would be accepted here and fail every later parse. Only text with a
         // surrogate escape pays for the full check.
@@ -589,5 +663,36 @@ mod tests {
             panic!()
         };
         assert_eq!(excerpt.chars().count(), EXCERPT_CHARS + 1);
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_with_the_message_id() {
+        let within = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        // The message counts one level, `result` another.
+        let ok = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"result":{}}}"#,
+            within(MAX_FRAME_DEPTH - 1)
+        );
+        assert!(Frame::parse(&ok).is_ok());
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":"a","result":{}}}"#,
+            within(MAX_FRAME_DEPTH)
+        );
+        let refused = Frame::parse(&deep).unwrap_err();
+        assert_eq!(refused.id(), Some(r#""a""#));
+        assert_eq!(
+            refused.to_string(),
+            "the message nests arrays and objects deeper than 128 levels"
+        );
+        // Brackets inside strings, escaped quotes included, do not count.
+        let strings = format!(
+            r#"{{"id":1,"s":"\"{}","t":"{}"}}"#,
+            "[".repeat(1000),
+            "{".repeat(1000)
+        );
+        assert!(Frame::parse(&strings).is_ok());
+        // A batch has no one id; a million levels are refused without recursion.
+        let batch = format!("[{}]", within(1_000_000));
+        assert_eq!(Frame::parse(&batch).unwrap_err().id(), None);
     }
 }

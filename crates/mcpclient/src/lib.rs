@@ -47,7 +47,7 @@ pub use client::{
 pub use codes::ErrorObject;
 pub use coerced::{mark_coerced, COERCED_META};
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
-pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES};
+pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES, MAX_FRAME_DEPTH};
 pub use handlers::{
     BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, Handlers, RootsHandler,
     SamplingHandler,

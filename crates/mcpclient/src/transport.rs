@@ -68,6 +68,8 @@ impl TransportError {
             TransportError::Http { request_id, .. } | TransportError::Auth { request_id, .. } => {
                 request_id.as_deref()
             }
+            // A message that could not be taken, but whose id was read (one nested too deep).
+            TransportError::BadFrame(frame) => frame.id(),
             _ => None,
         }
     }

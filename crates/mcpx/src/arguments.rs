@@ -27,7 +27,10 @@ use crate::shape::{Kind, Shape};
 pub fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
     if let [only] = words {
         if only.trim_start().starts_with('{') {
-            return serde_json::from_str(only).context("the arguments are not a JSON object");
+            let value =
+                serde_json::from_str(only).context("the arguments are not a JSON object")?;
+            once_each(only)?;
+            return Ok(value);
         }
     }
     let typer = Typer::new(schema);
@@ -36,6 +39,7 @@ pub fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
         let (key, value) = if let Some((key, raw)) = word.split_once(":=") {
             let value =
                 serde_json::from_str(raw).with_context(|| format!("{key}:= is not JSON: {raw}"))?;
+            once_each(raw).with_context(|| format!("{key}:="))?;
             (key, value)
         } else if let Some((key, text)) = word.split_once('=') {
             (key, typer.typed(key, text))
@@ -45,9 +49,20 @@ pub fn arguments(words: &[String], schema: &Value) -> anyhow::Result<Value> {
         if key.is_empty() {
             return Err(anyhow!("`{word}` has no key"));
         }
-        object.insert(key.to_owned(), value);
+        if object.insert(key.to_owned(), value).is_some() {
+            bail!("`{key}` is given twice: give each argument once");
+        }
     }
     Ok(Value::Object(object))
+}
+
+/// Refuses JSON `text` that names a member twice: a server reading it might act on the value
+/// mcpx did not check (see [`schemaval::duplicate_member`]).
+fn once_each(text: &str) -> anyhow::Result<()> {
+    match schemaval::duplicate_member(text) {
+        Some(duplicate) => Err(anyhow!("{duplicate}")),
+        None => Ok(()),
+    }
 }
 
 /// An object schema read for typing its properties' `key=value` words.
