@@ -88,15 +88,6 @@ pub struct ToolScope {
 }
 
 impl ResourceAuth {
-    /// The scope a token lacks to see and call `tool`, if any: a tool needs the scope of every
-    /// rule that matches it (this names the first one not held).
-    pub fn missing_tool_scope<'a>(&'a self, grant: &Grant, tool: &str) -> Option<&'a str> {
-        self.tool_scopes
-            .iter()
-            .find(|rule| crate::naming::glob(&rule.tools, tool) && !grant.has(&rule.scope))
-            .map(|rule| rule.scope.as_str())
-    }
-
     /// Every scope mcpx knows of, for `scopes_supported`.
     fn all_scopes(&self) -> Vec<&str> {
         let mut all: Vec<&str> = self.scopes.iter().map(String::as_str).collect();
@@ -122,8 +113,11 @@ impl ResourceAuth {
 /// What a valid token grants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grant {
-    /// Its `sub`, when it has one (for logs; it is not a secret).
+    /// Its `sub`, when it has one (not a secret): with the issuer, who holds it.
     pub subject: Option<String>,
+    /// Its `client_id` (RFC 9068) or `azp`, when it has one: who holds a token without a
+    /// subject (client credentials).
+    pub client_id: Option<String>,
     /// Its scopes (`scope`, space-separated, or `scp`, a list).
     pub scopes: BTreeSet<String>,
 }
@@ -355,7 +349,7 @@ pub(crate) fn verify(
     let mut last = BearerError::BadSignature;
     for key in candidates {
         match jsonwebtoken::decode::<Value>(token, &key.decoding, &validation) {
-            Ok(data) => return Ok(grant(&data.claims)),
+            Ok(data) => return grant(&data.claims),
             Err(e) => {
                 last = from_jwt_error(e.into_kind());
                 if last != BearerError::BadSignature {
@@ -389,7 +383,9 @@ fn from_jwt_error(kind: jsonwebtoken::errors::ErrorKind) -> BearerError {
     }
 }
 
-fn grant(claims: &Value) -> Grant {
+/// What `claims` grant; refused when they name nobody (no `sub`, no `client_id`): a holder
+/// mcpx cannot tell apart from another must not own sessions or calls.
+fn grant(claims: &Value) -> Result<Grant, BearerError> {
     let mut scopes = BTreeSet::new();
     if let Some(Value::String(scope)) = claims.get("scope") {
         scopes.extend(scope.split_ascii_whitespace().map(str::to_owned));
@@ -401,10 +397,18 @@ fn grant(claims: &Value) -> Grant {
         Some(Value::String(scp)) => scopes.extend(scp.split_ascii_whitespace().map(str::to_owned)),
         _ => {}
     }
-    Grant {
-        subject: claims.get("sub").and_then(Value::as_str).map(str::to_owned),
+    let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
+    let grant = Grant {
+        subject: text("sub"),
+        client_id: text("client_id").or_else(|| text("azp")),
         scopes,
+    };
+    if grant.subject.is_none() && grant.client_id.is_none() {
+        return Err(BearerError::Claims(
+            "neither `sub` nor `client_id`: the token names nobody".to_owned(),
+        ));
     }
+    Ok(grant)
 }
 
 /// The token of an `Authorization` header value (`Bearer TOKEN`, the scheme in any case).

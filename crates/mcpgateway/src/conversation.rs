@@ -97,6 +97,10 @@ pub(crate) struct Conversation {
     pub(crate) method: String,
     /// The tool, prompt or resource it acts on.
     pub(crate) name: String,
+    /// The legacy session that started it (by serial), when one did: only that session's
+    /// retries take it back. A modern request has no session; its principal (its session's)
+    /// is what binds it.
+    pub(crate) started_in: Option<u64>,
     /// The gateway's servers (what its calls went to is caught up on before its result).
     pub(crate) upstreams: Arc<crate::roster::Roster>,
     /// Ends its session with the gateway when the conversation ends.
@@ -121,6 +125,15 @@ impl Drop for Conversation {
 }
 
 impl Conversation {
+    /// Whether a retry from `parent` (the session the retry came on) may take it back: the
+    /// same principal, and for a call a legacy session started, that session.
+    pub(crate) fn belongs_to(&self, parent: &Session) -> bool {
+        self.session.principal().is(parent.principal())
+            && self
+                .started_in
+                .is_none_or(|serial| parent.is_legacy() && parent.serial == serial)
+    }
+
     /// Sends what the conversation sends to `target` (none: nowhere).
     pub(crate) fn aim(&self, target: Option<Target>) {
         *lock(&self.relay) = target;

@@ -13,7 +13,7 @@
 //! out. `search_tools.rs` answers the three tools' calls.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::{json, Value};
 use toolsearch::{Index, Options};
@@ -21,7 +21,7 @@ use toolsearch::{Index, Options};
 use crate::catalog::Catalog;
 use crate::naming::glob;
 use crate::wire::lock;
-use crate::Session;
+use crate::{Principal, Session};
 
 /// `auto` lists the search tools instead when the gateway's tools are more than this many.
 /// About the size past which clients start deferring tools themselves (Claude Code defers MCP
@@ -158,8 +158,42 @@ pub(crate) fn listing(tools: &[Value], plan: &Plan, disclosed: &HashSet<&str>) -
 pub(crate) struct Made {
     catalog: Weak<Catalog>,
     pub(crate) plan: Plan,
-    /// The search index over the catalog's tools, built on the first search.
-    pub(crate) index: OnceLock<Searchable>,
+    /// The search indexes over the catalog's tools, one per visibility (which per-tool scope
+    /// rules the caller meets: [`Principal::visibility`]), each built on the first search of a
+    /// caller who sees that much and holding only the tools such a caller may use. No caller's
+    /// search ranks, counts or returns a tool it may not use.
+    indexes: Mutex<Vec<(Vec<bool>, Arc<Searchable>)>>,
+}
+
+/// Search indexes kept per catalog, one per visibility (see [`Made`]); past it the least
+/// recently built is dropped, and built again when asked for. Visibilities are the
+/// combinations of per-tool scopes callers hold: a handful in practice.
+pub const MAX_SEARCH_INDEXES: usize = 16;
+
+impl Made {
+    /// The search index of what `principal` may use, `build` making it when there is none.
+    pub(crate) fn index_for(
+        &self,
+        principal: &Principal,
+        build: impl FnOnce() -> Searchable,
+    ) -> Arc<Searchable> {
+        let visibility = principal.visibility();
+        if let Some((_, index)) = lock(&self.indexes).iter().find(|(v, _)| *v == visibility) {
+            return index.clone();
+        }
+        // Built outside the lock: a large catalog takes a while, and other visibilities wait
+        // for nothing. Two first searches of one visibility may both build; one is kept.
+        let built = Arc::new(build());
+        let mut indexes = lock(&self.indexes);
+        if let Some((_, index)) = indexes.iter().find(|(v, _)| *v == visibility) {
+            return index.clone();
+        }
+        if indexes.len() >= MAX_SEARCH_INDEXES {
+            indexes.remove(0);
+        }
+        indexes.push((visibility, built.clone()));
+        built
+    }
 }
 
 /// The gateway's exposure state: the plan of the current catalog, and each session's
@@ -210,7 +244,7 @@ impl State {
         let new = Arc::new(Made {
             catalog: Arc::downgrade(catalog),
             plan: Plan::make(&names, &modes, bytes, options),
-            index: OnceLock::new(),
+            indexes: Mutex::default(),
         });
         *made = Some(new.clone());
         new
@@ -250,10 +284,14 @@ pub(crate) struct Searchable {
 }
 
 impl Searchable {
-    /// Indexes the catalog's tools under their servers' names and their own names (the ranking
-    /// splits names, and the prefix would only repeat the server); `server_name` names server
-    /// `index`.
-    pub(crate) fn build<'a>(catalog: &Catalog, server_name: impl Fn(usize) -> &'a str) -> Self {
+    /// Indexes the catalog's tools that `visible` admits (by exposed name) under their
+    /// servers' names and their own names (the ranking splits names, and the prefix would only
+    /// repeat the server); `server_name` names server `index`.
+    pub(crate) fn build<'a>(
+        catalog: &Catalog,
+        server_name: impl Fn(usize) -> &'a str,
+        visible: impl Fn(&str) -> bool,
+    ) -> Self {
         let mut exposed = HashMap::new();
         let mut documents: Vec<(&str, Value)> = Vec::new();
         for tool in &catalog.tools {
@@ -261,6 +299,9 @@ impl Searchable {
             let Some(route) = catalog.tool_routes.get(name) else {
                 continue;
             };
+            if !visible(name) {
+                continue;
+            }
             let server = server_name(route.upstream);
             let mut own = tool.clone();
             own["name"] = json!(route.name);
@@ -361,8 +402,8 @@ mod tests {
     #[test]
     fn disclosures_are_per_session_and_forgotten_with_it() {
         let state = State::default();
-        let one = Arc::new(Session::new(Box::new(Nowhere)));
-        let other = Arc::new(Session::new(Box::new(Nowhere)));
+        let one = Arc::new(Session::new(Box::new(Nowhere), crate::Principal::local()));
+        let other = Arc::new(Session::new(Box::new(Nowhere), crate::Principal::local()));
         assert!(state.disclose(&one, "a__x"));
         assert!(!state.disclose(&one, "a__x"));
         assert!(state.disclose(&other, "a__y"));

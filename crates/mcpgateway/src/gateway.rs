@@ -30,7 +30,8 @@ use crate::roster::Roster;
 use crate::upstream::{self, State, Upstream};
 use crate::wire::{lock, null_id, response};
 use crate::{
-    GatewayOptions, Outbox, Session, UpstreamConfig, MAX_CONCURRENT_STARTS, SETTLE_TIMEOUT,
+    GatewayOptions, Outbox, Principal, Session, UpstreamConfig, MAX_CONCURRENT_STARTS,
+    SETTLE_TIMEOUT,
 };
 
 /// The gateway. Cloning it gives another handle to the same gateway.
@@ -113,9 +114,9 @@ impl Gateway {
         Gateway { hub: inner }
     }
 
-    /// A new client session whose frames go to `outbox`.
-    pub fn open_session(&self, outbox: impl Outbox) -> Arc<Session> {
-        let session = Arc::new(Session::new(Box::new(outbox)));
+    /// A new session of `principal`'s client, whose frames go to `outbox`.
+    pub fn open_session(&self, outbox: impl Outbox, principal: Principal) -> Arc<Session> {
+        let session = Arc::new(Session::new(Box::new(outbox), principal));
         self.hub.registry.register(&session);
         self.hub.observe_sessions();
         session
@@ -191,6 +192,20 @@ impl Gateway {
                 response(&id, Err(codes::error(codes::INVALID_REQUEST, reason))),
                 reply,
             );
+            return;
+        }
+        // What the gateway checks is what it forwards: params that name a member twice have
+        // two readings, and the server's parser may act on the one nobody checked.
+        if let Some(duplicate) = params
+            .as_deref()
+            .and_then(|p| schemaval::duplicate_member(p.get()))
+        {
+            self.hub.refusals.note("a request naming a member twice");
+            let refused = codes::error(
+                codes::INVALID_PARAMS,
+                format!("invalid params: {duplicate}"),
+            );
+            session.respond(id.get(), response(&id, Err(refused)));
             return;
         }
         let inner = self.hub.clone();

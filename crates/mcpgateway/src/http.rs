@@ -50,13 +50,13 @@ use thiserror::Error;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::bearer::{BearerError, Grant, ResourceAuth};
+use crate::bearer::{BearerError, ResourceAuth};
 use crate::drain::Phase;
 use crate::modern::MODERN_VERSIONS;
 use crate::ratelog::RateLimitedLog;
 use crate::wire::lock;
 use crate::MAX_REQUESTS_IN_FLIGHT;
-use crate::{Gateway, Outbox, Session, Stop};
+use crate::{Gateway, Outbox, Principal, Session, Stop};
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -332,8 +332,8 @@ struct Front {
     protection: Option<Arc<Protection>>,
 }
 
-/// What the front keeps of one client session: the gateway's session, its owner and its GET
-/// stream.
+/// What the front keeps of one client session: the gateway's session (which knows its
+/// principal), the address it was opened from and its GET stream.
 struct FrontSession {
     session: Arc<Session>,
     /// The address of the client that opened it: the id is honoured from there only.
@@ -497,12 +497,14 @@ async fn endpoint(
     if let Err(refused) = front.admit(&headers) {
         return refused.into_response();
     }
-    let grant = match &front.protection {
+    // Who asks, worked out once: every session, parked call and quota below is bound to it.
+    let principal = match &front.protection {
         Some(protection) => match protection.admit(&headers).await {
-            Ok(grant) => Some(grant),
+            Ok(grant) => protection.principal(&grant),
             Err(refused) => return refused,
         },
-        None => None,
+        None if front.options.token.is_some() => Principal::static_token(peer.ip()),
+        None => Principal::anonymous(peer.ip()),
     };
     let bad_version = match headers.get(VERSION_HEADER).map(|v| v.to_str()) {
         Some(Ok(version))
@@ -530,11 +532,11 @@ async fn endpoint(
     match method {
         Method::POST => {
             front
-                .post(peer.ip(), &headers, body, bad_version, grant.as_ref())
+                .post(peer.ip(), &principal, &headers, body, bad_version)
                 .await
         }
-        Method::GET => front.get(peer.ip(), &headers),
-        Method::DELETE => front.delete(peer.ip(), &headers),
+        Method::GET => front.get(peer.ip(), &principal, &headers),
+        Method::DELETE => front.delete(peer.ip(), &principal, &headers),
         _ => (
             StatusCode::METHOD_NOT_ALLOWED,
             [(header::ALLOW, "GET, POST, DELETE")],
@@ -774,10 +776,15 @@ impl Front {
         Ok(())
     }
 
-    /// The session named by the request's `Mcp-Session-Id`: 400 without one, 404 unknown or
-    /// opened from another address than `peer`'s (the same answer, so that a replayed id learns
-    /// nothing).
-    fn session(&self, peer: IpAddr, headers: &HeaderMap) -> Result<Arc<FrontSession>, Refusal> {
+    /// The session named by the request's `Mcp-Session-Id`: 400 without one, 404 unknown,
+    /// opened from another address than `peer`'s or by another principal than `principal`
+    /// (the same answer, so that a replayed id learns nothing).
+    fn session(
+        &self,
+        peer: IpAddr,
+        principal: &Principal,
+        headers: &HeaderMap,
+    ) -> Result<Arc<FrontSession>, Refusal> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -794,6 +801,13 @@ impl Front {
                     "unknown or ended session",
                 ))
             }
+            Some(session) if !session.session.principal().is(principal) => {
+                tracing::warn!(%principal, owner = %session.session.principal(), "a session id presented by another principal; refused");
+                Err(Refusal::new(
+                    StatusCode::NOT_FOUND,
+                    "unknown or ended session",
+                ))
+            }
             Some(session) => {
                 *lock(&session.last_used) = Instant::now();
                 Ok(session)
@@ -805,14 +819,20 @@ impl Front {
         }
     }
 
-    fn open(&self, owner: IpAddr) -> Result<(String, Arc<FrontSession>), Refusal> {
+    fn open(
+        &self,
+        owner: IpAddr,
+        principal: &Principal,
+    ) -> Result<(String, Arc<FrontSession>), Refusal> {
         let id = new_session_id().map_err(|e| {
             tracing::error!(%e, "no randomness for a session id");
             Refusal::new(StatusCode::SERVICE_UNAVAILABLE, "cannot make a session id")
         })?;
         let streams = Arc::new(Streams::default());
         let session = Arc::new(FrontSession {
-            session: self.gateway.open_session(HttpOutbox(streams.clone())),
+            session: self
+                .gateway
+                .open_session(HttpOutbox(streams.clone()), principal.clone()),
             owner,
             streams,
             last_used: Mutex::new(Instant::now()),
@@ -844,10 +864,10 @@ impl Front {
     async fn post(
         &self,
         peer: IpAddr,
+        principal: &Principal,
         headers: &HeaderMap,
         body: Body,
         bad_version: Option<Refusal>,
-        grant: Option<&Grant>,
     ) -> Response {
         // Refused before the body is read: a declared length over the limit, an unknown session.
         let declared = header_text(headers, header::CONTENT_LENGTH.as_str())
@@ -860,7 +880,7 @@ impl Front {
             .is_some_and(|version| MODERN_VERSIONS.contains(&version));
         let known = match header_text(headers, SESSION_HEADER) {
             Some(_) if modern_header => None,
-            Some(_) => match self.session(peer, headers) {
+            Some(_) => match self.session(peer, principal, headers) {
                 Ok(session) => Some(session),
                 Err(refused) => return refused.into_response(),
             },
@@ -876,18 +896,19 @@ impl Front {
         let frame = match Frame::parse(&text) {
             Ok(frame) => frame,
             Err(e) => {
-                return Refusal::new(StatusCode::BAD_REQUEST, format!("parse error: {e}"))
-                    .with_code(codes::PARSE_ERROR)
-                    .into_response()
+                let (id, error) = crate::wire::unreadable(&e);
+                return Refusal::with_error(StatusCode::BAD_REQUEST, error)
+                    .for_request(id.get())
+                    .into_response();
             }
         };
         // Decoded once: every check below, and the gateway, read this.
         let message = frame.decode();
-        if let Some(refused) = self.refuse_call(grant, &message) {
+        if let Some(refused) = self.refuse_call(principal, &message) {
             return refused;
         }
         let message = match self
-            .modern_post(headers, message, modern_header, grant)
+            .modern_post(headers, message, modern_header, principal)
             .await
         {
             Ok(response) => return response,
@@ -914,7 +935,7 @@ impl Front {
             (true, _) if self.stop.is_draining() => {
                 return draining().for_request(&ids[0]).into_response()
             }
-            (true, _) => match self.open(peer) {
+            (true, _) => match self.open(peer, principal) {
                 Ok((id, session)) => (Some(id), session),
                 Err(refused) => return refused.into_response(),
             },
@@ -945,7 +966,6 @@ impl Front {
             stream,
             session: session.streams.clone(),
         });
-        let frames = self.scoped(grant, &message, frames);
         self.gateway
             .receive_replying(&session.session, message, reply);
         let mut response = match (ids.len(), accepts_sse(headers)) {
@@ -964,31 +984,18 @@ impl Front {
     }
 
     /// A 403 for a call of a tool the token lacks the scope for.
-    fn refuse_call(&self, grant: Option<&Grant>, message: &Decoded) -> Option<Response> {
-        self.protection.as_ref()?.refuse_call(grant?, message)
+    fn refuse_call(&self, principal: &Principal, message: &Decoded) -> Option<Response> {
+        self.protection.as_ref()?.refuse_call(principal, message)
     }
 
-    /// `frames` without the tools the token may not see.
-    fn scoped(
-        &self,
-        grant: Option<&Grant>,
-        message: &Decoded,
-        frames: mpsc::UnboundedReceiver<ToClient>,
-    ) -> mpsc::UnboundedReceiver<ToClient> {
-        match (&self.protection, grant) {
-            (Some(protection), Some(grant)) => protection.filter_lists(grant, message, frames),
-            _ => frames,
-        }
-    }
-
-    fn get(&self, peer: IpAddr, headers: &HeaderMap) -> Response {
+    fn get(&self, peer: IpAddr, principal: &Principal, headers: &HeaderMap) -> Response {
         if !accepts_sse(headers) {
             return status(
                 StatusCode::NOT_ACCEPTABLE,
                 "GET needs Accept: text/event-stream",
             );
         }
-        let session = match self.session(peer, headers) {
+        let session = match self.session(peer, principal, headers) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
@@ -1004,8 +1011,8 @@ impl Front {
         sse(None, frames, ())
     }
 
-    fn delete(&self, peer: IpAddr, headers: &HeaderMap) -> Response {
-        let session = match self.session(peer, headers) {
+    fn delete(&self, peer: IpAddr, principal: &Principal, headers: &HeaderMap) -> Response {
+        let session = match self.session(peer, principal, headers) {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };

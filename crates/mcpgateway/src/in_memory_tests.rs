@@ -106,7 +106,7 @@ struct Client {
 impl Client {
     async fn new(gateway: &Gateway, version: &str, capabilities: Value) -> Client {
         let kept = Kept::default();
-        let session = gateway.open_session(kept.clone());
+        let session = gateway.open_session(kept.clone(), crate::Principal::local());
         let client = Client {
             gateway: gateway.clone(),
             session,

@@ -41,6 +41,7 @@ mod observe;
 mod observed;
 mod options;
 mod pinning;
+mod principal;
 mod question;
 mod ratelog;
 mod registry;
@@ -65,7 +66,10 @@ pub use bearer::{
 };
 pub use conversation::GATHER_WINDOW;
 pub use drain::{Phase, Stop, DRAIN_TIMEOUT};
-pub use exposure::{Exposure, ExposureOptions, AUTO_MAX_LIST_BYTES, AUTO_MAX_TOOLS, MAX_DISCLOSED};
+pub use exposure::{
+    Exposure, ExposureOptions, AUTO_MAX_LIST_BYTES, AUTO_MAX_TOOLS, MAX_DISCLOSED,
+    MAX_SEARCH_INDEXES,
+};
 pub use fair::MAX_UPSTREAM_IN_FLIGHT;
 pub use gateway::Gateway;
 pub use health::{serve_health, Health, HEALTH_PATH, READY_PATH};
@@ -76,12 +80,12 @@ pub use http::{
 };
 pub use listen::MAX_LISTEN_RESOURCES;
 pub use modern::{supported_versions, MODERN_VERSIONS};
-pub use mrtr::{MAX_PARKED_CALLS, PARKED_TTL};
+pub use mrtr::{MAX_PARKED_CALLS, MAX_PARKED_PER_PRINCIPAL, PARKED_TTL};
 pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
 pub use observe::{
-    serve_metrics, AuditOptions, Observe, ObserveError, TracesError, AUDIT_FLUSH_GRACE,
-    EXPORT_TIMEOUT, MAX_QUEUED_AUDIT_LINES, MAX_TOOL_LABELS_PER_SERVER, METRICS_CONTENT_TYPE,
-    METRICS_PATH, MIN_SECRET_CHARS, OTHER_TOOL, REDACTED, TRACES_FLUSH_GRACE,
+    serve_metrics, AuditOptions, Observe, ObserveError, Redactor, TracesError, AUDIT_FLUSH_GRACE,
+    EXPORT_TIMEOUT, MAX_ESCAPE_LEVELS, MAX_QUEUED_AUDIT_LINES, MAX_TOOL_LABELS_PER_SERVER,
+    METRICS_CONTENT_TYPE, METRICS_PATH, MIN_SECRET_CHARS, OTHER_TOOL, REDACTED, TRACES_FLUSH_GRACE,
 };
 pub use options::{
     DownstreamDialect, GatewayOptions, InvalidArguments, Isolation, UpstreamConfig,
@@ -89,6 +93,7 @@ pub use options::{
     SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT, STDERR_TAIL_LINES,
 };
 pub use pinning::{Pinning, LOCK_POLL_INTERVAL};
+pub use principal::Principal;
 pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use reload::{Reloaded, DRAIN_POLL};
 pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};

@@ -102,6 +102,7 @@ impl Hub {
                 parent: parent.clone(),
                 id: id.to_owned(),
             }),
+            parent.principal().clone(),
             meta.capabilities.clone(),
             Modern {
                 log_level: None,

@@ -50,14 +50,22 @@ pub const PARKED_TTL: Duration = Duration::from_secs(60);
 /// upstream call cancelled) instead of parked.
 pub const MAX_PARKED_CALLS: usize = 1_024;
 
+/// The most calls one principal may have parked at once (counted per
+/// [`crate::Principal::quota_key`]): past it, its next call that would park is ended with an
+/// error, and the others' calls are not affected. A person answers a handful of questions at
+/// a time; an agent running tools in parallel a few dozen.
+pub const MAX_PARKED_PER_PRINCIPAL: usize = 32;
+
 /// Bytes of randomness in a `requestState`.
 const STATE_BYTES: usize = 16;
 
 impl Hub {
-    /// Starts modern request `id`: a session of its own declaring what `meta` says, and its
-    /// work (`method` with `params`, as they go upstream) in a task.
+    /// Starts modern request `id` that came on `parent`: a session of its own (of `parent`'s
+    /// principal) declaring what `meta` says, and its work (`method` with `params`, as they go
+    /// upstream) in a task.
     pub(crate) fn converse(
         self: &Arc<Self>,
+        parent: &Session,
         meta: &Meta,
         id: &str,
         method: &str,
@@ -73,6 +81,7 @@ impl Hub {
         };
         let session = Arc::new(Session::modern(
             Box::new(Relay(relay.clone())),
+            parent.principal().clone(),
             meta.capabilities.clone(),
             modern,
         ));
@@ -99,6 +108,7 @@ impl Hub {
             next_key: 0,
             method: method.to_owned(),
             name,
+            started_in: parent.is_legacy().then_some(parent.serial),
             upstreams: self.upstreams.clone(),
             on_end: Some(Box::new(move |session: &Arc<Session>| {
                 if let Some(hub) = hub.upgrade() {
@@ -112,6 +122,8 @@ impl Hub {
     /// [`crate::GatewayOptions::input_ttl`] passes; its `input_required` result. Refused (the
     /// call is ended) when [`MAX_PARKED_CALLS`] are parked.
     pub(crate) fn park(self: &Arc<Self>, call: Conversation, handle: Option<String>) -> Answer {
+        // A call parked again (its answer refused) was counted when it was first parked.
+        let again = handle.is_some();
         let handle = match handle {
             Some(handle) => handle,
             None => new_state()
@@ -121,15 +133,26 @@ impl Hub {
         let generation = self.parked.next.fetch_add(1, Ordering::Relaxed);
         {
             let mut calls = lock(&self.parked.calls);
-            if calls.len() >= MAX_PARKED_CALLS {
+            let quota = call.session.principal().quota_key();
+            let theirs = calls
+                .values()
+                .filter(|(_, c)| c.session.principal().quota_key() == quota)
+                .count();
+            let refused = if again {
+                None
+            } else if calls.len() >= MAX_PARKED_CALLS {
+                Some(format!("the gateway holds {MAX_PARKED_CALLS} calls waiting for input, its most; try again later"))
+            } else if theirs >= MAX_PARKED_PER_PRINCIPAL {
+                Some(format!("you have {MAX_PARKED_PER_PRINCIPAL} calls waiting for input, the most one client may; answer or let them lapse first"))
+            } else {
+                None
+            };
+            if let Some(why) = refused {
                 drop(calls);
                 drop(call);
                 self.refusals
-                    .note("a call waiting for input (the table of parked calls is full)");
-                return Err(error(
-                    codes::INTERNAL_ERROR,
-                    format!("the gateway holds {MAX_PARKED_CALLS} calls waiting for input, its most; try again later"),
-                ));
+                    .note("a call waiting for input (the parked calls are at their limit)");
+                return Err(error(codes::INTERNAL_ERROR, why));
             }
             calls.insert(handle.clone(), (generation, call));
         }
@@ -160,9 +183,12 @@ impl Hub {
         made(&result)
     }
 
-    /// Takes the call parked under `handle` for a retry of `method` on `name`.
+    /// Takes the call parked under `handle` for a retry of `method` on `name` that came on
+    /// `parent`. A call of another principal (or another legacy session) is not there for it:
+    /// the same answer as an unknown `requestState`, and the call stays parked for its owner.
     pub(crate) fn unpark(
         &self,
+        parent: &Session,
         handle: &str,
         method: &str,
         name: &str,
@@ -170,16 +196,21 @@ impl Hub {
         let mut calls = lock(&self.parked.calls);
         let bound = calls
             .get(handle)
+            .filter(|(_, c)| c.belongs_to(parent))
             .map(|(_, c)| (c.method.clone(), c.name.clone()));
+        if bound.is_none() && calls.contains_key(handle) {
+            tracing::warn!(principal = %parent.principal(), "a retry named another client's parked call; refused as unknown");
+        }
         match bound {
+            None => Err(unknown_state()),
             Some((m, n)) if m != method || n != name => Err(error(
                 codes::INVALID_PARAMS,
                 format!("invalid params: this requestState belongs to {m} of '{n}', not {method} of '{name}'"),
             )),
-            _ => calls.remove(handle).map(|(_, call)| call).ok_or_else(|| error(
-                codes::INVALID_PARAMS,
-                "invalid params: unknown or expired requestState (it lapsed, was used already, or belongs to another gateway replica); start the call again without requestState",
-            )),
+            Some(_) => calls
+                .remove(handle)
+                .map(|(_, call)| call)
+                .ok_or_else(unknown_state),
         }
     }
 
@@ -204,7 +235,7 @@ impl Hub {
             .unwrap_or_default();
         let mut call = match members.get_str("requestState") {
             Some(handle) => {
-                let mut call = self.unpark(&handle, method, &name)?;
+                let mut call = self.unpark(&target.parent, &handle, method, &name)?;
                 if let Err(invalid) = call.resume(members.get("inputResponses")) {
                     self.observe_refused_input(&call, &invalid);
                     // Kept for a corrected answer under the same requestState.
@@ -215,7 +246,7 @@ impl Hub {
             }
             None => {
                 let upstream = modern::for_upstream(params.as_deref());
-                self.converse(meta, &target.id, method, upstream, name)
+                self.converse(&target.parent, meta, &target.id, method, upstream, name)
             }
         };
         call.aim(Some(target));
@@ -231,6 +262,14 @@ impl Hub {
             Outcome::Input => self.park(call, None),
         }
     }
+}
+
+/// The answer to a retry whose `requestState` names no call of its own.
+fn unknown_state() -> ErrorObject {
+    error(
+        codes::INVALID_PARAMS,
+        "invalid params: unknown or expired requestState (it lapsed, was used already, or belongs to another gateway replica); start the call again without requestState",
+    )
 }
 
 fn new_state() -> Result<String, getrandom::Error> {
@@ -259,7 +298,10 @@ mod tests {
     }
 
     /// A conversation whose work asks one elicitation and then waits forever.
-    fn asking(gateway: &Gateway) -> (Conversation, oneshot::Receiver<()>) {
+    fn asking(
+        gateway: &Gateway,
+        principal: crate::Principal,
+    ) -> (Conversation, oneshot::Receiver<()>) {
         let inner = &gateway.hub;
         let (asked, questions) = mpsc::unbounded_channel();
         let (told, ended) = oneshot::channel();
@@ -279,6 +321,7 @@ mod tests {
         let (unused, _) = mpsc::unbounded_channel();
         let session = Arc::new(Session::modern(
             Box::new(Relay(Arc::default())),
+            principal,
             json!({"elicitation": {}}),
             Modern {
                 log_level: None,
@@ -297,6 +340,7 @@ mod tests {
             next_key: 0,
             method: "tools/call".to_owned(),
             name: "t".to_owned(),
+            started_in: None,
         };
         (call, ended)
     }
@@ -308,7 +352,7 @@ mod tests {
             ..GatewayOptions::default()
         };
         let gateway = Gateway::start(Vec::new(), options);
-        let (mut call, ended) = asking(&gateway);
+        let (mut call, ended) = asking(&gateway, crate::Principal::local());
         assert!(matches!(call.drive(true).await, Outcome::Input));
         let parked = gateway.hub.park(call, None).unwrap();
         let parked: serde_json::Value = serde_json::from_str(parked.raw().get()).unwrap();
@@ -318,15 +362,20 @@ mod tests {
             "elicitation/create"
         );
         // Bound to its method and name.
+        let owner = Session::new(Box::new(Relay(Arc::default())), crate::Principal::local());
         let other = gateway
             .hub
-            .unpark(&state, "prompts/get", "t")
+            .unpark(&owner, &state, "prompts/get", "t")
             .err()
             .unwrap();
         assert!(other.message.contains("belongs to tools/call of 't'"));
         // The TTL passes: the call is cancelled (its task dropped) and its state forgotten.
         ended.await.unwrap();
-        let gone = gateway.hub.unpark(&state, "tools/call", "t").err().unwrap();
+        let gone = gateway
+            .hub
+            .unpark(&owner, &state, "tools/call", "t")
+            .err()
+            .unwrap();
         assert_eq!(gone.code, codes::INVALID_PARAMS);
         assert!(gone.message.contains("start the call again"));
     }
@@ -334,7 +383,7 @@ mod tests {
     #[tokio::test]
     async fn an_invalid_answer_is_refused_with_the_lines_and_changes_nothing() {
         let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
-        let (mut call, _ended) = asking(&gateway);
+        let (mut call, _ended) = asking(&gateway, crate::Principal::local());
         assert!(matches!(call.drive(true).await, Outcome::Input));
         let answer = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
         let refused = call
@@ -358,5 +407,94 @@ mod tests {
         )))
         .unwrap();
         assert!(call.pending.is_empty());
+    }
+
+    /// A session of `principal` for a retry to arrive on.
+    fn retrying_as(principal: crate::Principal) -> Session {
+        Session::new(Box::new(Relay(Arc::default())), principal)
+    }
+
+    /// The `requestState` of a parked answer.
+    fn state_of(parked: &Answer) -> String {
+        let parked = parked.as_ref().unwrap();
+        let parked: serde_json::Value = serde_json::from_str(parked.raw().get()).unwrap();
+        parked["requestState"].as_str().unwrap().to_owned()
+    }
+
+    #[tokio::test]
+    async fn another_principals_retry_finds_nothing_and_the_call_stays_its_owners() {
+        let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
+        let alice = crate::Principal::anonymous("127.0.0.1".parse().unwrap());
+        let bob = crate::Principal::anonymous("127.0.0.2".parse().unwrap());
+        let (mut call, _ended) = asking(&gateway, alice.clone());
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        let state = state_of(&gateway.hub.park(call, None));
+        let refused = gateway
+            .hub
+            .unpark(&retrying_as(bob), &state, "tools/call", "t")
+            .err()
+            .unwrap();
+        assert_eq!(refused, unknown_state(), "told exactly as for no such call");
+        // Even with the wrong method: nothing about the call is told to another principal.
+        let bob = crate::Principal::anonymous("127.0.0.2".parse().unwrap());
+        let refused = gateway
+            .hub
+            .unpark(&retrying_as(bob), &state, "prompts/get", "x")
+            .err()
+            .unwrap();
+        assert_eq!(refused, unknown_state());
+        assert!(gateway
+            .hub
+            .unpark(&retrying_as(alice), &state, "tools/call", "t")
+            .is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_call_a_legacy_session_started_is_that_sessions_alone() {
+        let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
+        let started = retrying_as(crate::Principal::local());
+        started.initialized("2025-11-25", json!({}));
+        let (mut call, _ended) = asking(&gateway, crate::Principal::local());
+        call.started_in = Some(started.serial);
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        let state = state_of(&gateway.hub.park(call, None));
+        let other = retrying_as(crate::Principal::local());
+        other.initialized("2025-11-25", json!({}));
+        for stranger in [other, retrying_as(crate::Principal::local())] {
+            let refused = gateway.hub.unpark(&stranger, &state, "tools/call", "t");
+            assert_eq!(refused.err(), Some(unknown_state()));
+        }
+        assert!(gateway
+            .hub
+            .unpark(&started, &state, "tools/call", "t")
+            .is_ok());
+    }
+
+    #[tokio::test]
+    async fn one_principal_parks_at_most_its_share() {
+        let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
+        let greedy = crate::Principal::anonymous("127.0.0.1".parse().unwrap());
+        let mut kept = Vec::new();
+        for _ in 0..MAX_PARKED_PER_PRINCIPAL {
+            let (mut call, ended) = asking(&gateway, greedy.clone());
+            assert!(matches!(call.drive(true).await, Outcome::Input));
+            assert!(gateway.hub.park(call, None).is_ok());
+            kept.push(ended);
+        }
+        let (mut call, ended) = asking(&gateway, greedy.clone());
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        let refused = gateway.hub.park(call, None).err().unwrap();
+        assert!(
+            refused.message.contains("the most one client may"),
+            "{}",
+            refused.message
+        );
+        // The refused call was ended (its upstream work cancelled).
+        ended.await.unwrap();
+        // Someone else still parks.
+        let other = crate::Principal::anonymous("127.0.0.9".parse().unwrap());
+        let (mut call, _ended) = asking(&gateway, other);
+        assert!(matches!(call.drive(true).await, Outcome::Input));
+        assert!(gateway.hub.park(call, None).is_ok());
     }
 }

@@ -35,6 +35,29 @@ use mcpclient::codes::error;
 /// send by default would otherwise change under it.
 const DEFAULT_LEVEL: &str = "info";
 
+/// The members of a 2026-07-28 retry (multi round-trip), which the gateway alone may send a
+/// server: it answers its clients' questions itself and checks every answer first.
+const INPUT_MEMBERS: [&str; 2] = ["requestState", "inputResponses"];
+
+/// Refuses a legacy session's request carrying [`INPUT_MEMBERS`]: forwarded as written, they
+/// would reach a modern server as answers nobody checked, to a question it never asked this
+/// client.
+fn refuse_input_members(params: Option<&RawValue>) -> Result<(), ErrorObject> {
+    let Some(params) = params else { return Ok(()) };
+    // Most requests name neither: the text is looked at before anything is parsed.
+    if !INPUT_MEMBERS.iter().any(|m| params.get().contains(m)) {
+        return Ok(());
+    }
+    let members = members(Some(params))?;
+    match INPUT_MEMBERS.iter().find(|m| members.get(m).is_some()) {
+        Some(member) => Err(error(
+            codes::INVALID_PARAMS,
+            format!("invalid params: {member} belongs to MCP 2026-07-28 requests, whose questions the gateway answers; a session opened with initialize may not send it"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `params` as members; `{}` when absent.
 fn members(params: Option<&RawValue>) -> Result<RawParams, ErrorObject> {
     match params {
@@ -85,6 +108,9 @@ impl Hub {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Answer {
+        if !session.is_modern() {
+            refuse_input_members(params.as_deref())?;
+        }
         match method {
             "initialize" => {
                 let params: Value = params
@@ -351,6 +377,14 @@ impl Hub {
             crate::search_tools::Meta::Forward(name) => name,
             crate::search_tools::Meta::Answered(answer) => return answer,
         };
+        // However the tool was named (directly, through the call tool, on any front), one
+        // its principal lacks the scope for is not called.
+        if let Some(scope) = session.principal().missing_scope(&exposed) {
+            return Err(error(
+                codes::INVALID_PARAMS,
+                format!("invalid params: tool '{exposed}' needs the scope '{scope}', which the caller's access token lacks"),
+            ));
+        }
         let mut seen = self.options.observe.call(session.serial, &exposed, &params);
         let route = self
             .route_tool(&exposed)

@@ -28,7 +28,7 @@ fn gateway_with(sessions: &[Value]) -> (Gateway, Vec<(Arc<Session>, Kept)>) {
         .iter()
         .map(|capabilities| {
             let kept = Kept::default();
-            let session = gateway.open_session(kept.clone());
+            let session = gateway.open_session(kept.clone(), crate::Principal::local());
             session.initialized("2025-11-25", capabilities.clone());
             (session, kept)
         })

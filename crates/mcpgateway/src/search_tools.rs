@@ -74,18 +74,28 @@ impl Hub {
     }
 
     /// `session`'s `tools/list`: the catalog's tools, or, with servers behind search, the
-    /// search tools, the directly listed tools and those the session described.
+    /// search tools, the directly listed tools and those the session described; in either
+    /// case only those its principal may use.
     pub(crate) fn listed_tools(
         &self,
         session: &Arc<Session>,
         catalog: &Arc<Catalog>,
     ) -> Vec<Value> {
-        if !self.exposure_configured() {
-            return catalog.tools.clone();
+        let mut listed = if self.exposure_configured() {
+            let made = self.made(catalog);
+            let disclosed = self.exposure.disclosed(session);
+            listing(&catalog.tools, &made.plan, &disclosed.names())
+        } else {
+            catalog.tools.clone()
+        };
+        let principal = session.principal();
+        if principal.is_scoped() {
+            listed.retain(|tool| {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+                principal.may_use(name)
+            });
         }
-        let made = self.made(catalog);
-        let disclosed = self.exposure.disclosed(session);
-        listing(&catalog.tools, &made.plan, &disclosed.names())
+        listed
     }
 
     /// A `tools/call` of `exposed` with `params`: answered here when it is the search or
@@ -121,7 +131,7 @@ impl Hub {
             .and_then(Value::as_str)
             .unwrap_or_default();
         match exposed {
-            SEARCH_TOOL => Meta::Answered(self.search_answer(&catalog, &made, &arguments)),
+            SEARCH_TOOL => Meta::Answered(self.search_answer(session, &catalog, &made, &arguments)),
             DESCRIBE_TOOL => Meta::Answered(self.describe(session, id, &catalog, &made, name)),
             _ => {
                 params.set("name", &json!(name));
@@ -141,7 +151,14 @@ impl Hub {
         }
     }
 
-    fn search_answer(&self, catalog: &Catalog, made: &Made, arguments: &Value) -> Answer {
+    /// The search tool for `session`: ranked among the tools its principal may use only.
+    fn search_answer(
+        &self,
+        session: &Session,
+        catalog: &Catalog,
+        made: &Made,
+        arguments: &Value,
+    ) -> Answer {
         let query = arguments["query"].as_str().unwrap_or_default();
         let server = arguments.get("server").and_then(Value::as_str);
         if let Some(server) = server {
@@ -158,9 +175,14 @@ impl Hub {
             .and_then(Value::as_u64)
             .and_then(|l| usize::try_from(l).ok())
             .unwrap_or(DEFAULT_LIMIT);
-        let searchable = made
-            .index
-            .get_or_init(|| Searchable::build(catalog, |i| self.upstream_name(i)));
+        let principal = session.principal();
+        let searchable = made.index_for(principal, || {
+            Searchable::build(
+                catalog,
+                |i| self.upstream_name(i),
+                |name| principal.may_use(name),
+            )
+        });
         answer(&searchable.search(query, server, limit))
     }
 
@@ -174,11 +196,13 @@ impl Hub {
         made: &Made,
         name: &str,
     ) -> Answer {
+        // A tool its principal may not use is described as one that does not exist.
         let found = catalog
             .tools
             .iter()
             .enumerate()
-            .find(|(_, t)| t.get("name").and_then(Value::as_str) == Some(name));
+            .find(|(_, t)| t.get("name").and_then(Value::as_str) == Some(name))
+            .filter(|_| session.principal().may_use(name));
         let Some((index, tool)) = found else {
             return tool_error(format!(
                 "unknown tool '{name}': use {SEARCH_TOOL} to find a tool's name"
@@ -243,7 +267,7 @@ mod tests {
             );
         }
         let servers = ["github", "files"];
-        let searchable = Searchable::build(&catalog, |i| servers[i]);
+        let searchable = Searchable::build(&catalog, |i| servers[i], |_| true);
         let result = searchable.search("read the file", None, 5);
         assert_eq!(
             result["structuredContent"]["tools"][0]["name"],

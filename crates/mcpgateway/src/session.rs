@@ -12,6 +12,7 @@ use std::time::Duration;
 use mcpclient::Frame;
 
 use crate::wire::lock;
+use crate::Principal;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
@@ -85,6 +86,8 @@ pub struct Session {
     /// The session's number in this process, for the audit log and traces (an HTTP session's
     /// id is a secret, never written).
     pub(crate) serial: u64,
+    /// Who opened it: what it may reach, and whose quotas it counts against.
+    principal: Principal,
 }
 
 /// The number of the next session.
@@ -116,8 +119,9 @@ pub(crate) async fn wait_until(changed: &tokio::sync::Notify, ready: impl Fn() -
 }
 
 impl Session {
-    pub(crate) fn new(outbox: Box<dyn Outbox>) -> Session {
+    pub(crate) fn new(outbox: Box<dyn Outbox>, principal: Principal) -> Session {
         Session {
+            principal,
             outbox,
             declared: Mutex::default(),
             in_flight: Mutex::default(),
@@ -132,14 +136,30 @@ impl Session {
         }
     }
 
-    /// The session of a modern request that declared `capabilities`.
-    pub(crate) fn modern(outbox: Box<dyn Outbox>, capabilities: Value, modern: Modern) -> Session {
+    /// The session of a modern request of `principal` that declared `capabilities`.
+    pub(crate) fn modern(
+        outbox: Box<dyn Outbox>,
+        principal: Principal,
+        capabilities: Value,
+        modern: Modern,
+    ) -> Session {
         let session = Session {
             modern: Some(modern),
-            ..Session::new(outbox)
+            ..Session::new(outbox, principal)
         };
         lock(&session.declared).capabilities = capabilities;
         session
+    }
+
+    /// Who opened it.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// Whether its client opened it with `initialize` (a legacy session, with state of its
+    /// own across requests).
+    pub(crate) fn is_legacy(&self) -> bool {
+        self.modern.is_none() && self.protocol_version().is_some()
     }
 
     /// Whether this is a modern request's session.
@@ -445,6 +465,13 @@ impl Session {
                     "the client's answer holds about {values} JSON values, over the {} mcpx reads",
                     mcpclient::MAX_ARGUMENT_VALUES
                 ),
+            )
+            .to_value());
+        }
+        if let Some(duplicate) = schemaval::duplicate_member(frame.text()) {
+            return Err(codes::error(
+                codes::INVALID_PARAMS,
+                format!("the client's answer is not taken: {duplicate}"),
             )
             .to_value());
         }

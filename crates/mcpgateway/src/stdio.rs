@@ -10,11 +10,10 @@
 //! the gateway's questions) and notifications (cancellations) are still read and acted on, so
 //! that the calls in flight can finish.
 
-use mcpclient::codes;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::wire::{null_id, response};
+use crate::wire::{response, unreadable};
 use mcpclient::{gather, write_frames, Decoded, Frame, FrameReader, TransportError};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, Notify};
@@ -133,7 +132,7 @@ where
         backlog.closed.store(true, Ordering::Release);
         backlog.drained.notify_waiters();
     });
-    let session = gateway.open_session(outbox.clone());
+    let session = gateway.open_session(outbox.clone(), crate::Principal::local());
     let mut reader = FrameReader::new(input);
     let mut held = Held::default();
     let mut failed = None;
@@ -174,8 +173,8 @@ where
             }
             Err(TransportError::BadFrame(error)) => {
                 tracing::warn!(%error, "a line from the client that is not a frame");
-                let answer = codes::error(codes::PARSE_ERROR, format!("parse error: {error}"));
-                outbox.queue(response(null_id(), Err(answer)));
+                let (id, answer) = unreadable(&error);
+                outbox.queue(response(&id, Err(answer)));
             }
             Err(error) => {
                 failed = Some(std::io::Error::other(error.to_string()));

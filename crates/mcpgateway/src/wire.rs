@@ -52,6 +52,26 @@ pub(crate) fn null_id() -> &'static RawValue {
     NULL.get_or_init(|| RawValue::from_string("null".to_owned()).expect("null is JSON"))
 }
 
+/// What a client is answered for text that is not a message the gateway takes: a parse error
+/// (-32700) for no id; or, for a message that was read but is refused whole (nested deeper
+/// than [`mcpclient::MAX_FRAME_DEPTH`]), -32600 for its id.
+pub(crate) fn unreadable(error: &mcpclient::FrameError) -> (Box<RawValue>, ErrorObject) {
+    use mcpclient::codes;
+    let id = error
+        .id()
+        .and_then(|id| RawValue::from_string(id.to_owned()).ok());
+    match id {
+        Some(id) => (
+            id,
+            codes::error(codes::INVALID_REQUEST, format!("invalid request: {error}")),
+        ),
+        None => (
+            null_id().to_owned(),
+            codes::error(codes::PARSE_ERROR, format!("parse error: {error}")),
+        ),
+    }
+}
+
 /// The response frame for request `id`: the result's exact text, or the error.
 pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
     match answer {

@@ -185,6 +185,21 @@ impl Config {
         })
     }
 
+    /// What must never be shown (in a log, the audit log, an error): the values of the
+    /// file's `${VAR}`s and the client secrets, private keys and assertions written in it.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut secrets = self.gateway.secrets.clone();
+        for server in &self.servers {
+            let auth = &server.auth;
+            secrets.extend(auth.client_secret.iter().map(|s| s.expose().to_owned()));
+            secrets.extend(auth.private_key.iter().map(|k| k.pem.expose().to_owned()));
+            if let Some(mcpauth::Assertion::Value(jwt)) = &auth.assertion {
+                secrets.push(jwt.expose().to_owned());
+            }
+        }
+        secrets
+    }
+
     /// The server called `name`.
     pub fn server(&self, name: &str) -> anyhow::Result<&Server> {
         self.servers.iter().find(|s| s.name == name).ok_or_else(|| {

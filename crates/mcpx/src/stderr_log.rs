@@ -36,6 +36,8 @@ struct State {
     dropped: AtomicU64,
     /// Where dropped lines are counted too (`mcpx_dropped_log_lines_total`).
     metrics: std::sync::OnceLock<mcpgateway::Observe>,
+    /// The secrets no line may show, in any spelling (set once the config is read).
+    redactor: std::sync::OnceLock<mcpgateway::Redactor>,
 }
 
 impl StderrLog {
@@ -51,11 +53,25 @@ impl StderrLog {
             .spawn(move || {
                 let mut stderr = std::io::stderr();
                 for line in queued {
-                    let _ = stderr.write_all(&line);
+                    // Redacted here, off the gateway's threads.
+                    match writer_state.redactor.get() {
+                        Some(redactor) if !redactor.is_empty() => {
+                            let text = String::from_utf8_lossy(&line);
+                            let _ = stderr.write_all(redactor.redact(&text).as_bytes());
+                        }
+                        _ => {
+                            let _ = stderr.write_all(&line);
+                        }
+                    }
                     writer_state.pending.fetch_sub(1, Ordering::AcqRel);
                 }
             });
         StderrLog { lines, state }
+    }
+
+    /// Keeps `redactor`'s secrets out of every line written from now on.
+    pub(crate) fn redact_with(&self, redactor: mcpgateway::Redactor) {
+        let _ = self.state.redactor.set(redactor);
     }
 
     /// Counts the lines dropped from now on in `observe`'s metrics too.

@@ -75,6 +75,29 @@ fn a_valid_token_grants_its_scopes() {
 }
 
 #[test]
+fn a_token_names_its_holder_by_subject_or_client_id_or_is_refused() {
+    let signer = Signer::new("k1");
+    let keys = keys_of(&[&signer]);
+    let mut c = claims();
+    c.as_object_mut().unwrap().remove("sub");
+    c["client_id"] = json!("robot");
+    let grant = check(&signer.sign(&c), &keys).unwrap();
+    assert_eq!(
+        (grant.subject, grant.client_id.as_deref()),
+        (None, Some("robot"))
+    );
+    c.as_object_mut().unwrap().remove("client_id");
+    c["azp"] = json!("robot-2");
+    let grant = check(&signer.sign(&c), &keys).unwrap();
+    assert_eq!(grant.client_id.as_deref(), Some("robot-2"));
+    c.as_object_mut().unwrap().remove("azp");
+    assert!(matches!(
+        check(&signer.sign(&c), &keys),
+        Err(BearerError::Claims(why)) if why.contains("names nobody")
+    ));
+}
+
+#[test]
 fn scopes_from_scp_and_audience_lists() {
     let signer = Signer::new("k1");
     let mut c = claims();
@@ -376,29 +399,31 @@ fn tool_scopes() {
         scopes: vec!["mcp".into()],
         ..ResourceAuth::default()
     };
-    let grant = |scopes: &[&str]| Grant {
-        subject: None,
-        scopes: scopes.iter().map(|s| s.to_string()).collect(),
+    let rules: std::sync::Arc<[ToolScope]> = auth.tool_scopes.clone().into();
+    let holder = |scopes: &[&str]| {
+        let grant = Grant {
+            subject: Some("someone".into()),
+            client_id: None,
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+        };
+        crate::Principal::oauth(ISSUER, &grant, &rules)
     };
-    let reader = grant(&["files:read"]);
-    assert_eq!(auth.missing_tool_scope(&reader, "files__read"), None);
+    let reader = holder(&["files:read"]);
+    assert_eq!(reader.missing_scope("files__read"), None);
     assert_eq!(
-        auth.missing_tool_scope(&reader, "files__write_file"),
+        reader.missing_scope("files__write_file"),
         Some("files:write")
     );
-    assert_eq!(
-        auth.missing_tool_scope(&grant(&[]), "files__read"),
-        Some("files:read")
-    );
-    assert_eq!(auth.missing_tool_scope(&grant(&[]), "echo__echo"), None);
+    assert_eq!(holder(&[]).missing_scope("files__read"), Some("files:read"));
+    assert_eq!(holder(&[]).missing_scope("echo__echo"), None);
     // A tool two rules match needs both scopes.
-    let writer = grant(&["files:write"]);
+    let writer = holder(&["files:write"]);
     assert_eq!(
-        auth.missing_tool_scope(&writer, "files__write_file"),
+        writer.missing_scope("files__write_file"),
         Some("files:read")
     );
-    let both = grant(&["files:write", "files:read"]);
-    assert_eq!(auth.missing_tool_scope(&both, "files__write_file"), None);
+    let both = holder(&["files:write", "files:read"]);
+    assert_eq!(both.missing_scope("files__write_file"), None);
     assert_eq!(
         auth.metadata(AUDIENCE),
         json!({"resource": AUDIENCE, "authorization_servers": [ISSUER],

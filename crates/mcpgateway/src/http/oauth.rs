@@ -1,8 +1,10 @@
 //! The HTTP front's side of [`crate::bearer`]: with `gateway.auth` configured, every request
 //! to [`MCP_PATH`] needs a valid access token (401 with `WWW-Authenticate: Bearer
 //! resource_metadata=…` without one, 403 `insufficient_scope` without a required scope), the
-//! Protected Resource Metadata is served at its two well-known paths, and per-tool scope rules
-//! hide tools from `tools/list` and refuse `tools/call` of them.
+//! Protected Resource Metadata is served at its two well-known paths, and each request's
+//! principal is the token's holder ([`Principal::oauth`]), whose per-tool scopes the gateway
+//! applies on every path that names a tool; a `tools/call` of a tool it lacks the scope for is
+//! answered 403 `insufficient_scope` here, so that the client can step up.
 //!
 //! The token is read from the request's headers here and nowhere else; the gateway forwards no
 //! client header upstream, so it never leaves mcpx.
@@ -11,12 +13,11 @@ use std::net::SocketAddr;
 
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use mcpclient::{Decoded, Frame, RawParams};
-use serde_json::Value;
-use tokio::sync::mpsc;
+use mcpclient::{Decoded, RawParams};
 
-use super::{header_text, Refusal, ToClient, MCP_PATH};
+use super::{header_text, Refusal, MCP_PATH};
 use crate::bearer::{token_of, BearerError, Challenge, Grant, ResourceAuth, Verifier};
+use crate::Principal;
 
 /// The well-known path of the Protected Resource Metadata (RFC 9728 §3).
 pub(super) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -24,6 +25,8 @@ pub(super) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// The token check of an HTTP front.
 pub(super) struct Protection {
     verifier: Verifier,
+    /// The per-tool scope rules, shared by every principal's access.
+    rules: std::sync::Arc<[crate::bearer::ToolScope]>,
     metadata_url: String,
     metadata: String,
 }
@@ -41,6 +44,7 @@ impl Protection {
         })?;
         let metadata = auth.metadata(&audience).to_string();
         Ok(Protection {
+            rules: auth.tool_scopes.clone().into(),
             verifier: Verifier::new(auth, audience)?,
             metadata_url,
             metadata,
@@ -93,10 +97,18 @@ impl Protection {
         Ok(grant)
     }
 
-    /// A 403 for a `tools/call` in `frame` (one request or a batch) of a tool `grant` lacks the
-    /// scope for.
-    pub(super) fn refuse_call(&self, grant: &Grant, message: &Decoded) -> Option<Response> {
-        if self.auth().tool_scopes.is_empty() {
+    /// The principal holding `grant`: its subject (or client id) at the issuer, with the
+    /// per-tool scope rules applied to what it may reach.
+    pub(super) fn principal(&self, grant: &Grant) -> Principal {
+        Principal::oauth(&self.auth().issuer, grant, &self.rules)
+    }
+
+    /// A 403 for a `tools/call` in `message` (one request or a batch) of a tool `principal`
+    /// lacks the scope for: named directly, or through the gateway's call tool. (The gateway
+    /// hides and refuses such tools on every path too; this is the HTTP answer that lets a
+    /// client step up its authorization.)
+    pub(super) fn refuse_call(&self, principal: &Principal, message: &Decoded) -> Option<Response> {
+        if !principal.is_scoped() {
             return None;
         }
         message.each().iter().find_map(|message| {
@@ -106,65 +118,18 @@ impl Protection {
             if method != "tools/call" {
                 return None;
             }
-            let tool = RawParams::parse(params.as_deref()?).ok()?.get_str("name")?;
-            let scope = self.auth().missing_tool_scope(grant, &tool)?;
+            let params = RawParams::parse(params.as_deref()?).ok()?;
+            let mut tool = params.get_str("name")?;
+            if tool == toolsearch::CALL_TOOL {
+                let arguments = RawParams::parse(params.get("arguments")?).ok()?;
+                tool = arguments.get_str("name")?;
+            }
+            let scope = principal.missing_scope(&tool)?;
             Some(challenge(
                 Challenge::insufficient(&[scope], &self.metadata_url),
                 Some(id.get()),
             ))
         })
-    }
-
-    /// `frames`, with the tools `grant` may not see taken out of `tools/list` answers, when
-    /// `frame` holds a `tools/list` and some tool needs a scope.
-    pub(super) fn filter_lists(
-        self: &std::sync::Arc<Self>,
-        grant: &Grant,
-        message: &Decoded,
-        frames: mpsc::UnboundedReceiver<ToClient>,
-    ) -> mpsc::UnboundedReceiver<ToClient> {
-        let has_list = message
-            .each()
-            .iter()
-            .any(|m| m.is_request() && m.method() == Some("tools/list"));
-        if self.auth().tool_scopes.is_empty() || !has_list {
-            return frames;
-        }
-        let (to, filtered) = mpsc::unbounded_channel();
-        let (protection, grant) = (self.clone(), grant.clone());
-        let mut frames = frames;
-        tokio::spawn(async move {
-            while let Some(item) = frames.recv().await {
-                let item = match item {
-                    ToClient::Answer(frame) => ToClient::Answer(protection.visible(&grant, frame)),
-                    on_the_way => on_the_way,
-                };
-                if to.send(item).is_err() {
-                    break;
-                }
-            }
-        });
-        filtered
-    }
-
-    /// `frame` without the tools of its `result.tools` that `grant` may not see.
-    fn visible(&self, grant: &Grant, frame: Frame) -> Frame {
-        let Ok(mut value) = frame.value() else {
-            return frame;
-        };
-        let Some(Value::Array(tools)) = value.pointer_mut("/result/tools") else {
-            return frame;
-        };
-        let before = tools.len();
-        tools.retain(|tool| {
-            tool.get("name")
-                .and_then(Value::as_str)
-                .is_none_or(|name| self.auth().missing_tool_scope(grant, name).is_none())
-        });
-        if tools.len() == before {
-            return frame;
-        }
-        Frame::from_value(&value)
     }
 }
 

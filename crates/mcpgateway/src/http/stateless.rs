@@ -24,9 +24,8 @@ use super::{
     accepts_sse, draining, header_text, json_answer, sse_unless_answered_at_once, Front,
     HttpOutbox, Refusal, RequestStream, Streams, VERSION_HEADER,
 };
-use crate::bearer::Grant;
 use crate::modern::{self, MODERN_METHODS, PROTOCOL_VERSION};
-use crate::{Gateway, Session};
+use crate::{Gateway, Principal, Session};
 
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
@@ -60,7 +59,7 @@ impl Front {
         headers: &HeaderMap,
         message: Decoded,
         modern_header: bool,
-        grant: Option<&Grant>,
+        principal: &Principal,
     ) -> Result<Response, Decoded> {
         let (id, method, params) = match &message {
             Decoded::Request { id, method, params } => (id, method, params.as_deref()),
@@ -88,14 +87,15 @@ impl Front {
             return Ok(draining().for_request(&id).into_response());
         }
         let streams = Arc::new(Streams::default());
-        let session = self.gateway.open_session(HttpOutbox(streams.clone()));
+        let session = self
+            .gateway
+            .open_session(HttpOutbox(streams.clone()), principal.clone());
         let ending = Ending(self.gateway.clone(), session.clone());
         let (stream, frames) = mpsc::unbounded_channel();
         let reply = Arc::new(RequestStream {
             stream,
             session: streams,
         });
-        let frames = self.scoped(grant, &message, frames);
         self.gateway.receive_replying(&session, message, reply);
         Ok(if accepts_sse(headers) {
             sse_unless_answered_at_once(frames, ending).await

@@ -4,7 +4,8 @@
 //! past that it is dropped and counted (`mcpx_dropped_audit_lines_total`), as the stderr log
 //! does. Argument values are written only when asked for ([`AuditOptions::arguments`]), and
 //! then, like every other field, with each secret the caller named (the values of `${VAR}`
-//! in the config, the bearer token) replaced by [`REDACTED`].
+//! in the config, the bearer token) replaced by [`REDACTED`] in whatever spelling it came
+//! (see [`super::Redactor`]): arguments are redacted as decoded values, not as raw text.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,6 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
+
+use super::Redactor;
 
 /// Audit lines waiting for the file at most; more are dropped (and counted), never waited for.
 pub const MAX_QUEUED_AUDIT_LINES: usize = 4096;
@@ -55,7 +58,7 @@ pub(crate) struct Audit {
     lines: SyncSender<String>,
     pending: Arc<AtomicUsize>,
     arguments: bool,
-    secrets: Vec<String>,
+    redactor: Redactor,
 }
 
 impl std::fmt::Debug for Audit {
@@ -86,19 +89,11 @@ impl Audit {
                     written.fetch_sub(1, Ordering::AcqRel);
                 }
             })?;
-        let mut secrets: Vec<String> = options
-            .secrets
-            .iter()
-            .filter(|s| s.chars().count() >= MIN_SECRET_CHARS)
-            .cloned()
-            .collect();
-        // The longest first, so that a secret containing another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         Ok(Audit {
             lines,
             pending,
             arguments: options.arguments,
-            secrets,
+            redactor: Redactor::new(options.secrets.iter().cloned()),
         })
     }
 
@@ -109,7 +104,11 @@ impl Audit {
 
     /// Queues `entry`; false when the queue is full (the line is dropped).
     pub(crate) fn write(&self, entry: &Entry<'_>) -> bool {
-        let lines: Vec<String> = entry.lines.iter().map(|l| self.redact(l)).collect();
+        let lines: Vec<String> = entry
+            .lines
+            .iter()
+            .map(|l| self.redactor.redact(l).into_owned())
+            .collect();
         let mut line = json!({
             "time": rfc3339(SystemTime::now()),
             "session": entry.session,
@@ -119,9 +118,14 @@ impl Audit {
             "lines": lines,
         });
         if let Some(arguments) = entry.arguments.filter(|_| self.arguments) {
-            let arguments = self.redact(arguments);
-            line["arguments"] =
-                serde_json::from_str(&arguments).unwrap_or_else(|_| Value::from(arguments));
+            // Decoded first: a secret written with escapes is the same secret.
+            line["arguments"] = match serde_json::from_str::<Value>(arguments) {
+                Ok(mut value) => {
+                    self.redactor.redact_value(&mut value);
+                    value
+                }
+                Err(_) => Value::from(self.redactor.redact(arguments).into_owned()),
+            };
         }
         if let Some(trace) = &entry.trace_id {
             line["trace_id"] = json!(trace);
@@ -134,22 +138,6 @@ impl Audit {
             return false;
         }
         true
-    }
-
-    /// `text` (a violation line, or the arguments' JSON text) with every secret replaced, as
-    /// it is and as JSON escapes it inside a string.
-    fn redact(&self, text: &str) -> String {
-        let mut text = text.to_owned();
-        for secret in &self.secrets {
-            let quoted = json!(secret).to_string();
-            let escaped = &quoted[1..quoted.len() - 1];
-            for form in [secret.as_str(), escaped] {
-                if text.contains(form) {
-                    text = text.replace(form, REDACTED);
-                }
-            }
-        }
-        text
     }
 
     /// Waits until every queued line is written, or `grace` has passed.
@@ -234,6 +222,31 @@ mod tests {
         assert_eq!(line["verdict"], "rejected");
     }
 
+    #[test]
+    fn a_secret_spelt_with_escapes_is_redacted_as_the_value_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = AuditOptions {
+            file: dir.path().join("audit.jsonl"),
+            arguments: true,
+            secrets: vec!["sk-live-12345".into()],
+        };
+        let audit = Audit::open(&options).unwrap();
+        let lines = vec![r#"$.key: got "sk-live-12345", want integer"#.to_owned()];
+        let mut entry = echoed(Some(
+            r#"{"key":"sk-live-1234\u0035","\u0073k-live-12345":"k","note":"a \"sk-live-12345\" b"}"#,
+        ));
+        entry.lines = &lines;
+        assert!(audit.write(&entry));
+        audit.flush(Duration::from_secs(5));
+        let text = std::fs::read_to_string(&options.file).unwrap();
+        assert!(!text.contains("1234"), "{text}");
+        let line: Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(
+            line["arguments"],
+            json!({"key": REDACTED, REDACTED: "k", "note": format!("a \u{22}{REDACTED}\u{22} b")})
+        );
+    }
+
     /// The verdict `ok` of a call to `echo`, with `arguments`.
     fn echoed(arguments: Option<&str>) -> Entry<'_> {
         Entry {
@@ -255,7 +268,7 @@ mod tests {
             lines,
             pending: Arc::default(),
             arguments: false,
-            secrets: Vec::new(),
+            redactor: Redactor::default(),
         };
         let entry = echoed(None);
         let written: Vec<bool> = (0..5).map(|_| audit.write(&entry)).collect();

@@ -14,6 +14,7 @@
 mod audit;
 mod endpoint;
 mod metrics;
+mod redact;
 mod traces;
 
 use std::collections::HashMap;
@@ -26,6 +27,7 @@ use serde::Deserialize;
 pub use audit::{AuditOptions, MAX_QUEUED_AUDIT_LINES, MIN_SECRET_CHARS, REDACTED};
 pub use endpoint::{serve_metrics, METRICS_CONTENT_TYPE, METRICS_PATH};
 pub use metrics::{MAX_TOOL_LABELS_PER_SERVER, OTHER_TOOL};
+pub use redact::{Redactor, MAX_ESCAPE_LEVELS};
 pub use traces::{TracesError, EXPORT_TIMEOUT, TRACES_FLUSH_GRACE};
 
 use audit::{Audit, Entry};

@@ -32,22 +32,27 @@ pub(crate) struct Serve {
     pub(crate) health: Option<SocketAddr>,
 }
 
+/// What the gateway's logs never show: the config's secrets ([`Config::secrets`]) and the
+/// bearer token.
+fn secrets(config: &Config, serve: &Serve) -> Vec<String> {
+    let mut secrets = config.secrets();
+    secrets.extend(serve.token.iter().cloned());
+    secrets
+}
+
 /// The metrics, the audit log (`gateway.audit`, or `--audit FILE`) and the traces
-/// (`gateway.traces`) as configured. The audit log never shows the values of the config's
-/// `${VAR}`s, nor the bearer token.
+/// (`gateway.traces`) as configured. The audit log never shows a secret ([`secrets`]), in any
+/// spelling.
 fn observe(config: &Config, serve: &Serve) -> anyhow::Result<mcpgateway::Observe> {
     let mut audit = config.gateway.audit.clone();
     if let Some(file) = &serve.audit {
         audit
-            .get_or_insert_with(|| mcpgateway::AuditOptions {
-                secrets: config.gateway.secrets.clone(),
-                ..mcpgateway::AuditOptions::default()
-            })
+            .get_or_insert_with(mcpgateway::AuditOptions::default)
             .file
             .clone_from(file);
     }
-    if let (Some(audit), Some(token)) = (&mut audit, &serve.token) {
-        audit.secrets.push(token.clone());
+    if let Some(audit) = &mut audit {
+        audit.secrets = secrets(config, serve);
     }
     Ok(mcpgateway::Observe::new(
         audit.as_ref(),
@@ -181,6 +186,7 @@ fn raise_open_files() {
 
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     let log = log_to_stderr();
+    log.redact_with(mcpgateway::Redactor::new(secrets(config, &serve)));
     let observe = observe(config, &serve)?;
     log.count_drops_in(&observe);
     raise_open_files();
