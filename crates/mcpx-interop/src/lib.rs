@@ -111,6 +111,43 @@ pub fn oidc_issuer() -> Option<(String, String)> {
     Some((node.display().to_string(), script.display().to_string()))
 }
 
+/// An access token from the authorization server at `issuer` (see [`oidc_issuer`]) for
+/// `resource` with `scope`, by the client-credentials grant of client `id` with `secret`.
+pub async fn client_credentials_token(
+    issuer: &str,
+    resource: &str,
+    (id, secret): (&str, &str),
+    scope: &str,
+) -> String {
+    let form = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let answer = reqwest::Client::new()
+        .post(format!("{issuer}/token"))
+        .basic_auth(id, Some(secret))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "grant_type=client_credentials&resource={}&scope={}",
+            form(resource),
+            form(scope)
+        ))
+        .send()
+        .await
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+    body["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no token: {body}"))
+        .to_owned()
+}
+
 /// The `node_modules` that has the MCP TypeScript SDK (npm `@modelcontextprotocol/sdk`), for
 /// the client scripts of `peers/` that load it from there.
 pub fn ts_sdk() -> Option<PathBuf> {

@@ -248,3 +248,26 @@ fn help_documents_the_exit_codes() {
     assert!(out.contains("Exit codes:\n  0  success"), "{out}");
     assert!(out.contains("2  mcpx could not do its job"), "{out}");
 }
+
+#[test]
+fn a_draft_04_line_says_what_the_dialect_saw() {
+    // Under draft-04 a number written with a fraction is no integer, even when it is integral:
+    // the line says so, instead of "got integer, want integer".
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("count.schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"count": {"type": "integer"}}}"#,
+    )
+    .unwrap();
+    let schema = schema.display().to_string();
+    let args = ["schema", "validate", "--schema", &schema, "-"];
+    let (code, out, _) = mcpx(&args, Some(r#"{"count": 1.0}"#));
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "$.count: got number 1.0, want integer (draft-04: 1.0 is not an integer; write it without a fraction or exponent)\n"
+    );
+    let (code, _, _) = mcpx(&args, Some(r#"{"count": 1}"#));
+    assert_eq!(code, 0);
+}

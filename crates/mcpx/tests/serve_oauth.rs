@@ -91,36 +91,8 @@ async fn an_sdk_client_logs_in_at_a_real_issuer_and_calls_through_the_gateway() 
 
 /// An access token from `issuer` for `resource` with `scope` (client credentials).
 async fn token(issuer: &str, resource: &str, scope: &str) -> String {
-    use base64::Engine;
-    let form = |text: &str| -> String {
-        text.bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect()
-    };
-    let basic =
-        base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"));
-    let answer = reqwest::Client::new()
-        .post(format!("{issuer}/token"))
-        .header("authorization", format!("Basic {basic}"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!(
-            "grant_type=client_credentials&resource={}&scope={}",
-            form(resource),
-            form(scope)
-        ))
-        .send()
+    mcpx_interop::client_credentials_token(issuer, resource, (CLIENT_ID, CLIENT_SECRET), scope)
         .await
-        .unwrap();
-    let body: Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
-    body["access_token"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no token: {body}"))
-        .to_owned()
 }
 
 fn initialize() -> String {

@@ -6,21 +6,31 @@
 // token. Its login approves at once: the interaction page logs the test user in and grants what
 // was asked, as a person clicking "allow" would.
 //
-//   node oidc_issuer.mjs CLIENT_ID CLIENT_SECRET SCOPES [ACCESS_TOKEN_TTL]
+//   node oidc_issuer.mjs CLIENT_ID CLIENT_SECRET SCOPES [ACCESS_TOKEN_TTL [CLIENT_ID CLIENT_SECRET SCOPES]...]
 //
 // SCOPES (space-separated) are the ones the client may ask for; access tokens live
-// ACCESS_TOKEN_TTL seconds (300 unless given). Prints `listening 127.0.0.1:PORT` on stderr once
-// it serves; its issuer is http://127.0.0.1:PORT.
+// ACCESS_TOKEN_TTL seconds (300 unless given). More clients may follow, three arguments each:
+// each is a principal of its own (its client-credentials tokens name it in `client_id`), for
+// tests with two users at once. Prints `listening 127.0.0.1:PORT` on stderr once it serves;
+// its issuer is http://127.0.0.1:PORT.
 import http from "node:http";
 import Provider from "oidc-provider";
 import { exportJWK, generateKeyPair } from "jose";
 
-const [clientId, clientSecret, scopes, ttl] = process.argv.slice(2);
-if (!clientId || !clientSecret || !scopes) {
-  console.error("usage: oidc_issuer.mjs CLIENT_ID CLIENT_SECRET SCOPES [ACCESS_TOKEN_TTL]");
+const [clientId, clientSecret, firstScopes, ttl, ...more] = process.argv.slice(2);
+if (!clientId || !clientSecret || !firstScopes || more.length % 3 !== 0) {
+  console.error(
+    "usage: oidc_issuer.mjs CLIENT_ID CLIENT_SECRET SCOPES [ACCESS_TOKEN_TTL [CLIENT_ID CLIENT_SECRET SCOPES]...]",
+  );
   process.exit(2);
 }
 const accessTokenTTL = Number(ttl || 300);
+const registered = [{ id: clientId, secret: clientSecret, scopes: firstScopes }];
+for (let i = 0; i < more.length; i += 3) {
+  registered.push({ id: more[i], secret: more[i + 1], scopes: more[i + 2] });
+}
+// Every scope any client may ask for (the resource server offers them all).
+const scopes = [...new Set(registered.flatMap((c) => c.scopes.split(" ")))].join(" ");
 
 const server = http.createServer();
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -31,18 +41,16 @@ const { privateKey } = await generateKeyPair("RS256", { extractable: true });
 const jwk = { ...(await exportJWK(privateKey)), kid: "interop-rs256", alg: "RS256", use: "sig" };
 
 const provider = new Provider(issuer, {
-  clients: [
-    {
-      client_id: clientId,
-      client_secret: clientSecret,
-      grant_types: ["client_credentials", "authorization_code", "refresh_token"],
-      // A native client: the loopback redirect matches on any port (RFC 8252 §7.3).
-      application_type: "native",
-      redirect_uris: ["http://127.0.0.1/callback"],
-      response_types: ["code"],
-      scope: scopes,
-    },
-  ],
+  clients: registered.map((c) => ({
+    client_id: c.id,
+    client_secret: c.secret,
+    grant_types: ["client_credentials", "authorization_code", "refresh_token"],
+    // A native client: the loopback redirect matches on any port (RFC 8252 §7.3).
+    application_type: "native",
+    redirect_uris: ["http://127.0.0.1/callback"],
+    response_types: ["code"],
+    scope: c.scopes,
+  })),
   findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
