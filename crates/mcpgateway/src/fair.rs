@@ -1,9 +1,15 @@
 //! Fair admission to a server: at most [`MAX_UPSTREAM_IN_FLIGHT`] requests in flight to one
-//! server (shared connection), and past that the sessions take turns. A server that answers one
-//! request at a time answers them in the order they reach it, so without turns one session's
-//! backlog (up to its 256 requests in flight) would stand in front of every other session's
-//! call; with them, another session's call waits for at most the requests in flight and one
-//! turn of each waiting session.
+//! server (shared connection), and past that the clients take turns. A server that answers one
+//! request at a time answers them in the order they reach it, so without turns one client's
+//! backlog (up to 256 requests in flight a session, and a 2026-07-28 client's requests are each
+//! a session) would stand in front of every other client's call; with them, another client's
+//! call waits for at most the requests in flight and one turn of each waiting client. Each
+//! session opened with `initialize` takes its own turns; a client's 2026-07-28 requests take
+//! theirs together ([`crate::Session::turn_key`]), so a burst of them buys no more turns.
+//!
+//! A call that waits on its client (the server asked it something) hands its place back while
+//! it waits: the server is not working on it, and a client that parks calls must not hold the
+//! places the others need.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -24,10 +30,10 @@ pub(crate) struct Admission {
 #[derive(Default)]
 struct Turns {
     in_flight: usize,
-    /// Each waiting session's requests, in order.
-    waiting: HashMap<usize, VecDeque<oneshot::Sender<()>>>,
-    /// Whose turn is next: each waiting session once.
-    order: VecDeque<usize>,
+    /// Each waiting client's requests, in order.
+    waiting: HashMap<String, VecDeque<oneshot::Sender<()>>>,
+    /// Whose turn is next: each waiting client once.
+    order: VecDeque<String>,
 }
 
 /// A place in flight; handing it back lets the next waiting request in.
@@ -42,8 +48,8 @@ impl Drop for Slot {
 }
 
 impl Admission {
-    /// Waits for a place in flight for a request of `session` (a key that tells sessions apart).
-    pub(crate) async fn admit(self: &Arc<Self>, session: usize) -> Slot {
+    /// Waits for a place in flight for a request of `client` (a key that tells clients apart).
+    pub(crate) async fn admit(self: &Arc<Self>, client: &str) -> Slot {
         let waiting = {
             let mut turns = lock(&self.state);
             if turns.in_flight < MAX_UPSTREAM_IN_FLIGHT && turns.order.is_empty() {
@@ -51,10 +57,14 @@ impl Admission {
                 None
             } else {
                 let (tell, told) = oneshot::channel();
-                if !turns.waiting.contains_key(&session) {
-                    turns.order.push_back(session);
+                if !turns.waiting.contains_key(client) {
+                    turns.order.push_back(client.to_owned());
                 }
-                turns.waiting.entry(session).or_default().push_back(tell);
+                turns
+                    .waiting
+                    .entry(client.to_owned())
+                    .or_default()
+                    .push_back(tell);
                 Some(told)
             }
         };
@@ -72,8 +82,8 @@ impl Admission {
     /// is, else it is freed.
     fn release(&self) {
         let mut turns = lock(&self.state);
-        while let Some(session) = turns.order.pop_front() {
-            let Some(queue) = turns.waiting.get_mut(&session) else {
+        while let Some(client) = turns.order.pop_front() {
+            let Some(queue) = turns.waiting.get_mut(&client) else {
                 continue;
             };
             let mut handed = false;
@@ -85,9 +95,9 @@ impl Admission {
                 }
             }
             if queue.is_empty() {
-                turns.waiting.remove(&session);
+                turns.waiting.remove(&client);
             } else {
-                turns.order.push_back(session);
+                turns.order.push_back(client);
             }
             if handed {
                 return;
@@ -106,11 +116,11 @@ mod tests {
         let admission = Arc::new(Admission::default());
         let mut held: Vec<Slot> = Vec::new();
         for _ in 0..MAX_UPSTREAM_IN_FLIGHT {
-            held.push(admission.admit(1).await);
+            held.push(admission.admit("1").await);
         }
         // Session 1 queues three more, then session 2 one: 2's comes second, not fourth.
         let (done, mut order) = tokio::sync::mpsc::unbounded_channel();
-        for (session, n) in [(1, 0), (1, 1), (1, 2), (2, 0)] {
+        for (session, n) in [("1", 0), ("1", 1), ("1", 2), ("2", 0)] {
             let admission = admission.clone();
             let done = done.clone();
             tokio::spawn(async move {
@@ -126,7 +136,7 @@ mod tests {
         while let Some(item) = order.recv().await {
             seen.push(item);
         }
-        assert_eq!(seen, [(1, 0), (2, 0), (1, 1), (1, 2)]);
+        assert_eq!(seen, [("1", 0), ("2", 0), ("1", 1), ("1", 2)]);
         drop(held);
         assert_eq!(lock(&admission.state).in_flight, 0);
     }

@@ -28,35 +28,30 @@
 //! The client's headers (its credentials above all) never go upstream: each server gets only
 //! the headers of its own config.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use futures_util::stream;
 use mcpclient::codes;
 use mcpclient::{Decoded, ErrorObject, Frame, ACCEPTED_VERSIONS};
 use serde_json::json;
 use subtle::ConstantTimeEq;
 use thiserror::Error;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 
 use crate::bearer::{BearerError, ResourceAuth};
 use crate::drain::Phase;
 use crate::modern::MODERN_VERSIONS;
 use crate::ratelog::RateLimitedLog;
-use crate::wire::lock;
 use crate::MAX_REQUESTS_IN_FLIGHT;
-use crate::{Gateway, Outbox, Principal, Session, Stop};
+use crate::{Gateway, Limit, Principal, Stop};
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -126,10 +121,20 @@ const SESSION_ID_BYTES: usize = 16;
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
+mod connections;
 mod oauth;
+mod sessions;
 mod stateless;
+mod stream;
 
+pub use connections::MAX_CONNECTIONS_PER_ADDRESS;
+use connections::{Admitted, Connections, Guarded};
 use oauth::{Protection, METADATA_PATH};
+pub use sessions::MAX_SESSIONS_PER_CLIENT;
+use sessions::{Ended, FrontSession, Miss, Refused, Table};
+pub use stream::MAX_UNREAD_STREAM_BYTES;
+use stream::{json_answer, json_answers, sse, sse_unless_answered_at_once};
+use stream::{HttpOutbox, RequestStream, Streams};
 
 /// How the HTTP front admits clients.
 #[derive(Debug, Clone)]
@@ -156,6 +161,14 @@ pub struct HttpOptions {
     /// How long the requests in flight get to finish once a drain starts
     /// ([`crate::DRAIN_TIMEOUT`] unless configured).
     pub drain_timeout: Duration,
+    /// The most sessions one client keeps ([`MAX_SESSIONS_PER_CLIENT`] unless configured).
+    pub max_sessions_per_client: usize,
+    /// The most connections from one address ([`MAX_CONNECTIONS_PER_ADDRESS`] unless
+    /// configured).
+    pub max_connections_per_address: usize,
+    /// Bytes on the way one response stream may hold unread ([`MAX_UNREAD_STREAM_BYTES`]
+    /// unless configured).
+    pub max_unread_stream_bytes: usize,
 }
 
 impl Default for HttpOptions {
@@ -170,6 +183,9 @@ impl Default for HttpOptions {
             header_read_timeout: HEADER_READ_TIMEOUT,
             body_read_timeout: BODY_READ_TIMEOUT,
             drain_timeout: crate::DRAIN_TIMEOUT,
+            max_sessions_per_client: MAX_SESSIONS_PER_CLIENT,
+            max_connections_per_address: MAX_CONNECTIONS_PER_ADDRESS,
+            max_unread_stream_bytes: MAX_UNREAD_STREAM_BYTES,
         }
     }
 }
@@ -222,8 +238,12 @@ pub async fn serve_http(
     let front = Arc::new(Front {
         gateway: gateway.clone(),
         stop: stop.clone(),
+        sessions: Table::new(
+            options.max_sessions,
+            options.max_sessions_per_client,
+            options.session_idle_timeout,
+        ),
         options,
-        sessions: Mutex::default(),
         loopback: addr.ip().is_loopback(),
         body_budget: tokio::sync::Semaphore::new(BODY_BUDGET_BYTES),
         refusals: RateLimitedLog::new("a request refused"),
@@ -249,8 +269,12 @@ pub async fn serve_http(
             sweeper.end_idle();
         }
     });
-    let connections = Arc::new(tokio::sync::Semaphore::new(front.options.max_connections));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let connections = Arc::new(Connections::new(
+        front.options.max_connections,
+        front.options.max_connections_per_address,
+    ));
+    // Told once the connections are to finish their last answers and close.
+    let (closing, closed) = tokio::sync::watch::channel(false);
     // Connections are still accepted while draining: a balancer's probe learns it from
     // `/readyz`, and a new session is told 503 rather than refused a connection.
     let drained = async {
@@ -271,23 +295,38 @@ pub async fn serve_http(
                 }
             },
         };
-        let Ok(permit) = connections.clone().try_acquire_owned() else {
-            // Past the cap a connection is closed at once: the ones open keep their service.
-            front
-                .refusals
-                .note("a connection (the connection cap is reached)");
-            drop(tcp);
-            continue;
+        let place = match connections.admit(peer.ip()) {
+            Some((place, Admitted::Room)) => place,
+            Some((place, Admitted::Evicted)) => {
+                gateway.observe().limited(Limit::Connections);
+                place
+            }
+            None => {
+                // Every connection in the way is answering: the ones open keep their service.
+                gateway.observe().limited(Limit::Connections);
+                front
+                    .refusals
+                    .note("a connection (the connection limits are reached, none idle)");
+                drop(tcp);
+                continue;
+            }
         };
         // Without TCP_NODELAY, a small response waits for the client's delayed ACK (~40 ms).
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
+        let place = Arc::new(place);
         let app = app.clone();
+        let serving = place.clone();
         let service = hyper::service::service_fn(
             move |mut request: hyper::Request<hyper::body::Incoming>| {
                 request.extensions_mut().insert(ConnectInfo(peer));
-                tower::ServiceExt::oneshot(app.clone(), request)
+                let working = serving.working();
+                let answered = tower::ServiceExt::oneshot(app.clone(), request);
+                async move {
+                    let response = answered.await?;
+                    Ok::<_, Infallible>(response.map(|body| Body::new(Guarded::new(body, working))))
+                }
             },
         );
         let mut http1 = hyper::server::conn::http1::Builder::new();
@@ -296,22 +335,39 @@ pub async fn serve_http(
             .header_read_timeout(front.options.header_read_timeout)
             .keep_alive(true);
         let connection = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
-        let connection = graceful.watch(connection);
+        let mut closed = closed.clone();
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
+            let mut connection = std::pin::pin!(connection);
+            let told = async {
+                tokio::select! {
+                    () = place.evicted() => {}
+                    _ = closed.wait_for(|closing| *closing) => {}
+                }
+            };
+            let ended = tokio::select! {
+                ended = connection.as_mut() => Some(ended),
+                () = told => None,
+            };
+            let ended = match ended {
+                Some(ended) => ended,
+                // Its answer in progress (if any) is finished, then it closes.
+                None => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(error) = ended {
                 tracing::debug!(%error, "a connection ended with an error");
             }
-            drop(permit);
+            drop(place);
         });
     }
     // Every request in flight is answered now, and every stream ends after its last answer,
     // so that the connections can close; those still open after the grace are dropped.
     front.end_all();
     sweeping.abort();
-    if tokio::time::timeout(DRAIN_GRACE, graceful.shutdown())
-        .await
-        .is_err()
-    {
+    let _ = closing.send(true);
+    if !connections.all_closed(DRAIN_GRACE).await {
         tracing::info!(grace = ?DRAIN_GRACE, "connections still open after the grace; dropped");
     }
     Ok(())
@@ -322,7 +378,7 @@ struct Front {
     /// Draining: no new sessions.
     stop: Stop,
     options: HttpOptions,
-    sessions: Mutex<HashMap<String, Arc<FrontSession>>>,
+    sessions: Table,
     /// Listening on a loopback address: the Host header is checked.
     loopback: bool,
     /// Bytes of bodies being read ([`BODY_BUDGET_BYTES`]).
@@ -330,94 +386,6 @@ struct Front {
     refusals: RateLimitedLog,
     /// OAuth access tokens are checked (`gateway.auth`).
     protection: Option<Arc<Protection>>,
-}
-
-/// What the front keeps of one client session: the gateway's session (which knows its
-/// principal), the address it was opened from and its GET stream.
-struct FrontSession {
-    session: Arc<Session>,
-    /// The address of the client that opened it: the id is honoured from there only.
-    owner: IpAddr,
-    streams: Arc<Streams>,
-    last_used: Mutex<Instant>,
-}
-
-/// The session's GET stream. (A request's stream is its POST's, a [`RequestStream`] the
-/// gateway keeps with the request while it is in flight.)
-#[derive(Default)]
-struct Streams {
-    standalone: Mutex<Option<mpsc::UnboundedSender<ToClient>>>,
-}
-
-impl Streams {
-    /// Sends `frame` on the GET stream, if one is open.
-    fn send(&self, frame: Frame) {
-        let mut standalone = lock(&self.standalone);
-        let sent = standalone
-            .as_ref()
-            .is_some_and(|s| s.send(ToClient::OnTheWay(frame)).is_ok());
-        if !sent {
-            *standalone = None;
-            tracing::debug!("no open stream for a message to the client; dropped");
-        }
-    }
-}
-
-/// What goes to the client on a stream: something on the way (progress, a question, a list
-/// change), or a request's answer, the last thing on its stream.
-enum ToClient {
-    OnTheWay(Frame),
-    Answer(Frame),
-}
-
-impl ToClient {
-    fn frame(&self) -> &Frame {
-        match self {
-            ToClient::OnTheWay(frame) | ToClient::Answer(frame) => frame,
-        }
-    }
-
-    fn into_frame(self) -> Frame {
-        match self {
-            ToClient::OnTheWay(frame) | ToClient::Answer(frame) => frame,
-        }
-    }
-}
-
-/// A session's outbox: what belongs to no request in flight goes on its GET stream.
-struct HttpOutbox(Arc<Streams>);
-
-impl Outbox for HttpOutbox {
-    fn send(&self, frame: Frame, _related: Option<&str>) {
-        self.0.send(frame);
-    }
-
-    fn finish(&self, id: &str, _response: Option<Frame>) {
-        // Every request of an HTTP session is taken with its POST's stream.
-        tracing::debug!(id, "an answer with no request stream; dropped");
-    }
-}
-
-/// The stream of the POST that carried requests: their answers, and what relates to them
-/// (progress, the server's questions); the session's GET stream when the client closed it.
-/// The stream ends when the last request on it ends.
-struct RequestStream {
-    stream: mpsc::UnboundedSender<ToClient>,
-    session: Arc<Streams>,
-}
-
-impl Outbox for RequestStream {
-    fn send(&self, frame: Frame, _related: Option<&str>) {
-        if let Err(unsent) = self.stream.send(ToClient::OnTheWay(frame)) {
-            self.session.send(unsent.0.into_frame());
-        }
-    }
-
-    fn finish(&self, _id: &str, response: Option<Frame>) {
-        if let Some(frame) = response {
-            let _ = self.stream.send(ToClient::Answer(frame));
-        }
-    }
 }
 
 /// A request turned away before it reaches the gateway: its status, and a JSON-RPC error body
@@ -602,43 +570,13 @@ fn new_session_id() -> Result<String, getrandom::Error> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// An SSE response of `first` and then `frames`; `keep` lives as long as the stream.
-fn sse(
-    first: Option<ToClient>,
-    frames: mpsc::UnboundedReceiver<ToClient>,
-    keep: impl Send + Sync + 'static,
-) -> Response {
-    let events = stream::unfold(
-        (first, frames, keep),
-        |(first, mut frames, keep)| async move {
-            let item = match first {
-                Some(item) => item,
-                None => frames.recv().await?,
-            };
-            let event = Event::default()
-                .event("message")
-                .data(item.frame().chunks().concat());
-            Some((Ok::<_, Infallible>(event), (None, frames, keep)))
-        },
-    );
-    let mut response = Sse::new(events)
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
-        .into_response();
-    // Proxies (nginx) would otherwise hold events back.
-    response
-        .headers_mut()
-        .insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
-}
-
 impl Front {
     /// The front is stopping: every session's requests in flight are answered with an error,
     /// and its streams end.
     fn end_all(&self) {
         self.gateway.end_sessions();
-        let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
-        for session in sessions {
-            *lock(&session.streams.standalone) = None;
+        for session in self.sessions.take_all() {
+            session.streams.end();
             self.gateway.close_session(&session.session);
         }
     }
@@ -708,23 +646,9 @@ impl Front {
     /// Ends the sessions idle past [`HttpOptions::session_idle_timeout`]: no request in flight,
     /// none for that long, no open GET stream.
     fn end_idle(&self) {
-        let timeout = self.options.session_idle_timeout;
-        let idle: Vec<Arc<FrontSession>> = {
-            let mut sessions = lock(&self.sessions);
-            let ids: Vec<String> = sessions
-                .iter()
-                .filter(|(_, s)| {
-                    lock(&s.last_used).elapsed() >= timeout
-                        && s.session.requests_in_flight() == 0
-                        && lock(&s.streams.standalone)
-                            .as_ref()
-                            .is_none_or(|g| g.is_closed())
-                })
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
-        };
+        let idle = self.sessions.take_idle();
         if !idle.is_empty() {
+            let timeout = self.options.session_idle_timeout;
             tracing::info!(ended = idle.len(), ?timeout, "idle sessions ended");
         }
         for session in idle {
@@ -791,32 +715,19 @@ impl Front {
                 "Mcp-Session-Id header required",
             ));
         };
-        let found = lock(&self.sessions).get(id).cloned();
-        match found {
-            Some(session) if session.owner != peer => {
-                // The id is a secret: it is not logged.
-                tracing::warn!(%peer, owner = %session.owner, "a session id presented from another address; refused");
-                Err(Refusal::new(
-                    StatusCode::NOT_FOUND,
-                    "unknown or ended session",
-                ))
+        self.sessions.get(id, peer, principal).map_err(|miss| {
+            // The id is a secret: it is not logged.
+            match miss {
+                Miss::Unknown => {}
+                Miss::OtherAddress(owner) => {
+                    tracing::warn!(%peer, %owner, "a session id presented from another address; refused");
+                }
+                Miss::OtherPrincipal(owner) => {
+                    tracing::warn!(%principal, %owner, "a session id presented by another principal; refused");
+                }
             }
-            Some(session) if !session.session.principal().is(principal) => {
-                tracing::warn!(%principal, owner = %session.session.principal(), "a session id presented by another principal; refused");
-                Err(Refusal::new(
-                    StatusCode::NOT_FOUND,
-                    "unknown or ended session",
-                ))
-            }
-            Some(session) => {
-                *lock(&session.last_used) = Instant::now();
-                Ok(session)
-            }
-            None => Err(Refusal::new(
-                StatusCode::NOT_FOUND,
-                "unknown or ended session",
-            )),
-        }
+            Refusal::new(StatusCode::NOT_FOUND, "unknown or ended session")
+        })
     }
 
     fn open(
@@ -828,36 +739,51 @@ impl Front {
             tracing::error!(%e, "no randomness for a session id");
             Refusal::new(StatusCode::SERVICE_UNAVAILABLE, "cannot make a session id")
         })?;
-        let streams = Arc::new(Streams::default());
-        let session = Arc::new(FrontSession {
-            session: self
-                .gateway
-                .open_session(HttpOutbox(streams.clone()), principal.clone()),
-            owner,
-            streams,
-            last_used: Mutex::new(Instant::now()),
-        });
-        if lock(&self.sessions).len() >= self.options.max_sessions {
-            self.end_idle();
-        }
-        {
-            let mut sessions = lock(&self.sessions);
-            if sessions.len() >= self.options.max_sessions {
-                drop(sessions);
-                self.gateway.close_session(&session.session);
-                self.refusals
-                    .note("a new session (the session table is full)");
-                return Err(Refusal::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!(
-                        "the gateway holds {} sessions, its most, and none is idle; try again later",
-                        self.options.max_sessions
-                    ),
-                ));
+        let streams = Arc::new(Streams::new(
+            self.gateway.observe().clone(),
+            self.options.max_unread_stream_bytes,
+        ));
+        let session = self
+            .gateway
+            .open_session(HttpOutbox(streams.clone()), principal.clone());
+        let session = Arc::new(FrontSession::new(session, owner, streams));
+        let (ended, kept) = self.sessions.insert(id.clone(), session.clone());
+        for (gone, why) in ended {
+            gone.streams.end();
+            self.gateway.close_session(&gone.session);
+            match why {
+                Ended::Idle => {}
+                Ended::PerClient => self.gateway.observe().limited(Limit::SessionsPerClient),
+                Ended::Full => self.gateway.observe().limited(Limit::Sessions),
             }
-            sessions.insert(id.clone(), session.clone());
+            tracing::info!(?why, principal = %gone.session.principal(), "a session ended to make room for a new one");
         }
-        Ok((id, session))
+        let refused = match kept {
+            Ok(()) => return Ok((id, session)),
+            Err(refused) => refused,
+        };
+        self.gateway.close_session(&session.session);
+        let (status, limit, message) = match refused {
+            Refused::PerClient => (
+                StatusCode::TOO_MANY_REQUESTS,
+                Limit::SessionsPerClient,
+                format!(
+                    "this client holds {} sessions, its most, each with a request in flight; end one (DELETE) or wait",
+                    self.options.max_sessions_per_client
+                ),
+            ),
+            Refused::Full => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Limit::Sessions,
+                format!(
+                    "the gateway holds {} sessions, its most, each with a request in flight; try again later",
+                    self.options.max_sessions
+                ),
+            ),
+        };
+        self.gateway.observe().limited(limit);
+        self.refusals.note("a new session (at the session limits)");
+        Err(Refusal::new(status, message))
     }
 
     /// A POST; `bad_version` refuses it, with the id of the request it carries.
@@ -961,11 +887,13 @@ impl Front {
         }
         // The POST's stream: the gateway keeps it with each request in flight (and answers a
         // request whose id is in flight already on it, with an error).
-        let (stream, frames) = mpsc::unbounded_channel();
-        let reply = Arc::new(RequestStream {
+        let (stream, frames) = stream::stream(self.options.max_unread_stream_bytes);
+        let reply = Arc::new(RequestStream::new(
             stream,
-            session: session.streams.clone(),
-        });
+            session.streams.clone(),
+            &session.session,
+            ids.clone(),
+        ));
         self.gateway
             .receive_replying(&session.session, message, reply);
         let mut response = match (ids.len(), accepts_sse(headers)) {
@@ -999,16 +927,13 @@ impl Front {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
-        let mut standalone = lock(&session.streams.standalone);
-        if standalone.as_ref().is_some_and(|s| !s.is_closed()) {
-            return status(
+        match session.streams.open() {
+            Some(frames) => sse(None, frames, ()),
+            None => status(
                 StatusCode::CONFLICT,
                 "the session's GET stream is open already",
-            );
+            ),
         }
-        let (stream, frames) = mpsc::unbounded_channel();
-        *standalone = Some(stream);
-        sse(None, frames, ())
     }
 
     fn delete(&self, peer: IpAddr, principal: &Principal, headers: &HeaderMap) -> Response {
@@ -1016,55 +941,11 @@ impl Front {
             Ok(session) => session,
             Err(refused) => return refused.into_response(),
         };
-        lock(&self.sessions).retain(|_, s| !Arc::ptr_eq(s, &session));
+        self.sessions.remove(&session);
+        session.streams.end();
         self.gateway.close_session(&session.session);
         StatusCode::OK.into_response()
     }
-}
-
-/// For a client that takes either: when the first thing for the request, within [`KEEP_ALIVE`],
-/// is its answer (most calls: no progress, no question to the client), the answer alone as JSON,
-/// which costs the client no event parsing; else an SSE stream that starts with what came.
-/// `keep` is kept until the response ends (with the stream, for an SSE one).
-async fn sse_unless_answered_at_once(
-    mut frames: mpsc::UnboundedReceiver<ToClient>,
-    keep: impl Send + Sync + 'static,
-) -> Response {
-    match tokio::time::timeout(KEEP_ALIVE, frames.recv()).await {
-        Ok(Some(ToClient::Answer(frame))) => json_body(frame),
-        Ok(Some(on_the_way)) => sse(Some(on_the_way), frames, keep),
-        // Cancelled before anything came: nothing to answer.
-        Ok(None) => StatusCode::ACCEPTED.into_response(),
-        Err(_) => sse(None, frames, keep),
-    }
-}
-
-/// For a client that accepts only JSON: the response alone, once it is there (what belongs to
-/// the request on the way is dropped: this client cannot take it).
-async fn json_answer(mut frames: mpsc::UnboundedReceiver<ToClient>) -> Response {
-    while let Some(item) = frames.recv().await {
-        if let ToClient::Answer(frame) = item {
-            return json_body(frame);
-        }
-    }
-    StatusCode::ACCEPTED.into_response()
-}
-
-/// For a client that accepts only JSON and sent a batch: its `n` answers in one array, once
-/// they are all there.
-async fn json_answers(mut frames: mpsc::UnboundedReceiver<ToClient>, n: usize) -> Response {
-    let mut answers = Vec::with_capacity(n);
-    while let Some(item) = frames.recv().await {
-        if let ToClient::Answer(frame) = item {
-            answers.push(frame.chunks().concat());
-        }
-    }
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        format!("[{}]", answers.join(",")),
-    )
-        .into_response()
 }
 
 /// The refusal of new work while draining: 503, so that a balancer or client tries elsewhere.
@@ -1097,73 +978,6 @@ fn answered_ids(message: &Decoded) -> Result<(bool, Vec<String>), &'static str> 
         .filter_map(|m| m.id().map(|id| id.get().to_owned()))
         .collect();
     Ok((opens, ids))
-}
-
-/// A frame as a JSON response body: 200, or 400 for the errors 2026-07-28 answers with it
-/// (header mismatch, missing client capability, unsupported version), whoever sent them.
-fn json_body(frame: Frame) -> Response {
-    // An error is a frame the gateway made, whole in its first piece; a forwarded result's
-    // first piece is the head the gateway wrote around it.
-    let modern_error = frame.chunks()[0].contains("-3202")
-        && frame
-            .value()
-            .ok()
-            .and_then(|v| v.pointer("/error/code").and_then(serde_json::Value::as_i64))
-            .is_some_and(|code| {
-                [
-                    codes::HEADER_MISMATCH,
-                    codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    codes::UNSUPPORTED_PROTOCOL_VERSION,
-                ]
-                .contains(&code)
-            });
-    let status = if modern_error {
-        StatusCode::BAD_REQUEST
-    } else {
-        StatusCode::OK
-    };
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::new(Chunks::from(frame)),
-    )
-        .into_response()
-}
-
-/// A body of a frame's pieces as they are ([`Frame::into_chunks`]: a forwarded result is
-/// not copied), with its exact length.
-struct Chunks(std::collections::VecDeque<bytes::Bytes>);
-
-impl From<Frame> for Chunks {
-    fn from(frame: Frame) -> Chunks {
-        Chunks(
-            frame
-                .into_chunks()
-                .into_iter()
-                .filter(|c| !c.is_empty())
-                .collect(),
-        )
-    }
-}
-
-impl http_body::Body for Chunks {
-    type Data = bytes::Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Infallible>>> {
-        std::task::Poll::Ready(self.0.pop_front().map(|c| Ok(http_body::Frame::data(c))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        http_body::SizeHint::with_exact(self.0.iter().map(|c| c.len() as u64).sum())
-    }
 }
 
 #[cfg(test)]

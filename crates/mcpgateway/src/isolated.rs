@@ -3,6 +3,12 @@
 //! session's first call to it and stopped when the session ends. What such a connection asks,
 //! logs or updates reaches that session alone. A connection that closes is forgotten, and the
 //! session's next call starts another.
+//!
+//! They are bounded: at most [`MAX_SESSION_SERVERS`] at once, and
+//! [`MAX_SESSION_SERVERS_PER_CLIENT`] for one client's sessions (each configurable); a call that
+//! would start one more is refused with an error that says so, and nothing is started. (A
+//! 2026-07-28 request is a session of its own: without the bound, a client's burst of requests
+//! would start a process each.)
 
 use mcpclient::codes;
 use std::sync::{Arc, Weak};
@@ -12,10 +18,21 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::gateway::Hub;
+use crate::instances::Full;
 use crate::session::{level_index, LOG_LEVELS};
 use crate::upstream::{self, Running};
 use crate::Session;
 use mcpclient::codes::error;
+
+/// The most per-session server connections at once unless configured
+/// (`gateway.maxSessionServers`): each is a process for a stdio server, with its memory and
+/// descriptors.
+pub const MAX_SESSION_SERVERS: usize = 256;
+
+/// The most per-session server connections one client's sessions hold at once unless
+/// configured (`gateway.maxSessionServersPerClient`), counted per
+/// [`crate::Principal::quota_key`].
+pub const MAX_SESSION_SERVERS_PER_CLIENT: usize = 16;
 
 impl Hub {
     /// The connection `session`'s request goes through to server `index`: the shared one, or
@@ -28,11 +45,36 @@ impl Hub {
         if self.upstreams[index].is_shared() {
             return self.running(index).await;
         }
-        let cell = self.instances.cell(session, index);
-        let running = cell
+        let options = &self.options;
+        let most = (
+            options.max_session_servers,
+            options.max_session_servers_per_client,
+        );
+        let cell = self
+            .instances
+            .cell(session, index, most.0, most.1)
+            .map_err(|full| {
+                options.observe.limited(crate::Limit::SessionServers);
+                let name = self.upstreams[index].name();
+                let why = match full {
+                    Full::All(n) => format!("the gateway runs {n} per-session server connections, its most"),
+                    Full::Client(n) => format!("this client's sessions run {n} per-session server connections, their most"),
+                };
+                error(
+                    codes::INTERNAL_ERROR,
+                    format!("server '{name}' is started per session, and {why}; end a session or try again later"),
+                )
+            })?;
+        match cell
             .get_or_try_init(|| self.start_instance(session, index))
-            .await?;
-        Ok(running.clone())
+            .await
+        {
+            Ok(running) => Ok(running.clone()),
+            Err(error) => {
+                self.instances.forget_unstarted(session, index);
+                Err(error)
+            }
+        }
     }
 
     async fn start_instance(

@@ -138,6 +138,12 @@ pub struct GatewayOptions {
     pub observe: crate::Observe,
     /// The lock file of tool pinning (`mcpx.lock.json` beside the config); none, no pinning.
     pub lock_file: Option<std::path::PathBuf>,
+    /// The most per-session server connections (for stdio, processes) at once
+    /// ([`crate::MAX_SESSION_SERVERS`] unless configured).
+    pub max_session_servers: usize,
+    /// The most per-session server connections one client's sessions hold at once
+    /// ([`crate::MAX_SESSION_SERVERS_PER_CLIENT`] unless configured).
+    pub max_session_servers_per_client: usize,
 }
 
 impl Default for GatewayOptions {
@@ -151,6 +157,8 @@ impl Default for GatewayOptions {
             exposure: crate::ExposureOptions::default(),
             observe: crate::Observe::default(),
             lock_file: None,
+            max_session_servers: crate::MAX_SESSION_SERVERS,
+            max_session_servers_per_client: crate::MAX_SESSION_SERVERS_PER_CLIENT,
         }
     }
 }

@@ -271,8 +271,8 @@ impl Hub {
         params: Box<RawValue>,
     ) -> Answer {
         let running = self.connection_for(session, index).await?;
-        let _turn = self.turn(session, index).await;
-        session.calls(id, index);
+        let turn = self.turn(session, index).await;
+        session.calls(id, index, turn);
         let tagged = self.registry.tag(session, id);
         let options = CallOptions {
             timeout: Some(self.options.timeout),
@@ -293,7 +293,7 @@ impl Hub {
     }
 
     /// A place in flight to shared server `index` for a request of `session`, in turn with
-    /// the other sessions; none is needed for a connection of the session's own.
+    /// the other clients; none is needed for a connection of the session's own.
     async fn turn(&self, session: &Arc<Session>, index: usize) -> Option<crate::fair::Slot> {
         if !self.upstreams[index].is_shared() {
             return None;
@@ -301,7 +301,7 @@ impl Hub {
         Some(
             self.upstreams[index]
                 .admission
-                .admit(Arc::as_ptr(session) as usize)
+                .admit(&session.turn_key())
                 .await,
         )
     }
@@ -395,8 +395,8 @@ impl Hub {
             .connection_for(session, route.upstream)
             .await
             .inspect_err(|_| seen.unreachable())?;
-        let _turn = self.turn(session, route.upstream).await;
-        session.calls(id, route.upstream);
+        let turn = self.turn(session, route.upstream).await;
+        session.calls(id, route.upstream, turn);
         let tagged = self.registry.tag(session, id);
         let token: Option<Value> = params
             .get("_meta")

@@ -39,7 +39,7 @@ fn gateway_with(sessions: &[Value]) -> (Gateway, Vec<(Arc<Session>, Kept)>) {
 /// Session `s` has request `id` in flight to server 0.
 fn calling(s: &Session, id: &str) {
     s.begin(id, None).unwrap();
-    s.calls(id, 0);
+    s.calls(id, 0, None);
 }
 
 fn asked(gateway: &Gateway, capability: &str, during: Option<&str>) -> Result<usize, NoAsker> {

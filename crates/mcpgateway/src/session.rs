@@ -65,6 +65,9 @@ struct InFlight {
     upstream: Option<usize>,
     /// Order of arrival: the newest call to a server is the one its questions belong to.
     seq: u64,
+    /// Its place in flight to a shared server ([`crate::fair`]), handed back when it ends or
+    /// when it waits on the client.
+    slot: Option<crate::fair::Slot>,
 }
 
 /// A downstream client's session with the gateway.
@@ -154,6 +157,18 @@ impl Session {
     /// Who opened it.
     pub fn principal(&self) -> &Principal {
         &self.principal
+    }
+
+    /// Who takes turns at a busy server with this session's requests ([`crate::fair`]): the
+    /// session, for one opened with `initialize`; the client, for a 2026-07-28 request (each
+    /// is a session of its own, and a burst of them must not buy a turn each).
+    pub(crate) fn turn_key(&self) -> String {
+        let client = self.principal.quota_key();
+        if self.is_modern() {
+            client.to_owned()
+        } else {
+            format!("{client}#{}", self.serial)
+        }
     }
 
     /// Whether its client opened it with `initialize` (a legacy session, with state of its
@@ -339,6 +354,7 @@ impl Session {
                 reply,
                 upstream: None,
                 seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
+                slot: None,
             },
         );
         Ok(())
@@ -357,10 +373,11 @@ impl Session {
         }
     }
 
-    /// Records which server the request `id` went to.
-    pub(crate) fn calls(&self, id: &str, upstream: usize) {
+    /// Records which server the request `id` went to, and the place in flight it holds there.
+    pub(crate) fn calls(&self, id: &str, upstream: usize, slot: Option<crate::fair::Slot>) {
         if let Some(call) = lock(&self.in_flight).get_mut(id) {
             call.upstream = Some(upstream);
+            call.slot = slot;
         }
     }
 
@@ -390,16 +407,18 @@ impl Session {
     }
 
     /// The client cancelled request `id`: its task stops (dropping its upstream call, which
-    /// tells the server) and no response is sent.
-    pub(crate) fn cancel(&self, id: &str) {
+    /// tells the server) and no response is sent. Whether it was in flight.
+    pub(crate) fn cancel(&self, id: &str) -> bool {
         let call = lock(&self.in_flight).remove(id);
-        if let Some(call) = call {
-            if let Some(abort) = call.abort {
-                abort.abort();
-            }
-            self.finish(id, call.reply, None);
-            self.ended.notify_waiters();
+        let Some(call) = call else {
+            return false;
+        };
+        if let Some(abort) = call.abort {
+            abort.abort();
         }
+        self.finish(id, call.reply, None);
+        self.ended.notify_waiters();
+        true
     }
 
     /// The id of the newest request in flight to server `upstream`.
@@ -420,6 +439,10 @@ impl Session {
         related: Option<&str>,
         timeout: Duration,
     ) -> Result<Value, Value> {
+        // The call waits on its client now, not on the server: its place in flight goes to
+        // the others (it is not taken again; the server already has the call).
+        let slot = related.and_then(|id| lock(&self.in_flight).get_mut(id)?.slot.take());
+        drop(slot);
         if let Some(modern) = &self.modern {
             return crate::question::ask(&modern.questions, method, params, timeout).await;
         }

@@ -91,6 +91,16 @@ pub struct GatewaySection {
     pub max_sessions: usize,
     /// Connections the HTTP front holds open at once.
     pub max_connections: usize,
+    /// Connections the HTTP front holds open from one address.
+    pub max_connections_per_address: usize,
+    /// Sessions the HTTP front holds for one client.
+    pub max_sessions_per_client: usize,
+    /// Bytes on the way one HTTP response stream may hold unread.
+    pub max_unread_stream_bytes: usize,
+    /// Per-session server connections (processes) the gateway runs at once.
+    pub max_session_servers: usize,
+    /// Per-session server connections one client's sessions run at once.
+    pub max_session_servers_per_client: usize,
     /// How long an HTTP request's headers may take (and a kept-alive connection idle).
     pub header_read_timeout: Duration,
     /// How long an HTTP request's body may take.
@@ -134,6 +144,26 @@ impl GatewaySection {
             (
                 "maxConnections",
                 self.max_connections != other.max_connections,
+            ),
+            (
+                "maxConnectionsPerAddress",
+                self.max_connections_per_address != other.max_connections_per_address,
+            ),
+            (
+                "maxSessionsPerClient",
+                self.max_sessions_per_client != other.max_sessions_per_client,
+            ),
+            (
+                "maxUnreadStreamBytes",
+                self.max_unread_stream_bytes != other.max_unread_stream_bytes,
+            ),
+            (
+                "maxSessionServers",
+                self.max_session_servers != other.max_session_servers,
+            ),
+            (
+                "maxSessionServersPerClient",
+                self.max_session_servers_per_client != other.max_session_servers_per_client,
             ),
             (
                 "headerReadTimeout",
@@ -339,17 +369,33 @@ pub fn parse(
             always: strings(section.and_then(|g| g.get("alwaysExpose"))),
         },
         allowed_origins: strings(section.and_then(|g| g.get("allowedOrigins"))),
-        // The schema bounds both, so the conversions cannot fail.
-        max_connections: section
-            .and_then(|g| g.get("maxConnections"))
-            .and_then(Value::as_u64)
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(mcpgateway::MAX_CONNECTIONS),
-        max_sessions: section
-            .and_then(|g| g.get("maxSessions"))
-            .and_then(Value::as_u64)
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(mcpgateway::MAX_SESSIONS),
+        max_connections: count(section, "maxConnections", mcpgateway::MAX_CONNECTIONS),
+        max_connections_per_address: count(
+            section,
+            "maxConnectionsPerAddress",
+            mcpgateway::MAX_CONNECTIONS_PER_ADDRESS,
+        ),
+        max_sessions: count(section, "maxSessions", mcpgateway::MAX_SESSIONS),
+        max_sessions_per_client: count(
+            section,
+            "maxSessionsPerClient",
+            mcpgateway::MAX_SESSIONS_PER_CLIENT,
+        ),
+        max_unread_stream_bytes: count(
+            section,
+            "maxUnreadStreamBytes",
+            mcpgateway::MAX_UNREAD_STREAM_BYTES,
+        ),
+        max_session_servers: count(
+            section,
+            "maxSessionServers",
+            mcpgateway::MAX_SESSION_SERVERS,
+        ),
+        max_session_servers_per_client: count(
+            section,
+            "maxSessionServersPerClient",
+            mcpgateway::MAX_SESSION_SERVERS_PER_CLIENT,
+        ),
         session_idle_timeout: seconds(section, "sessionIdleTimeout")?
             .unwrap_or(mcpgateway::SESSION_IDLE_TIMEOUT),
         header_read_timeout: seconds(section, "headerReadTimeout")?
@@ -471,6 +517,16 @@ fn identity_provider(
             id_token,
         },
     )))
+}
+
+/// The count at `key` of the gateway section, `default` when not given (the schema bounds it,
+/// so the conversion cannot fail).
+fn count(section: Option<&Value>, key: &str, default: usize) -> usize {
+    section
+        .and_then(|g| g.get(key))
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(default)
 }
 
 /// The duration in seconds at `key` of the gateway section, if given (the schema bounds it).

@@ -194,53 +194,78 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
     );
 }
 
-/// A full session table refuses new sessions (503 with `Retry-After`) instead of ending one in
-/// use; sessions idle past their timeout make room. Before, each new session past 1,024 ended
-/// the one idle longest, a session with a call in flight included.
+/// A full session table ends the least recently active session with no request in flight to
+/// take a new one, and never one in use: when every session has a request in flight, a new one
+/// is refused (503 with `Retry-After`). (Before issue 32, each new session past the limit ended
+/// the one idle longest, a session with a call in flight included; then, until issue 33, the
+/// table refused new sessions while idle ones held it.)
 #[tokio::test(flavor = "multi_thread")]
-async fn a_full_session_table_refuses_new_sessions_and_never_ends_one_in_use() {
+async fn a_full_session_table_ends_the_least_recent_idle_session_never_one_in_use() {
     let dir = tempfile::tempdir().unwrap();
-    let gateway = r#"{"maxSessions": 3, "sessionIdleTimeout": 1}"#;
+    let gateway = r#"{"maxSessions": 3}"#;
     let peer = common::serve_http(&config(dir.path(), &["--faults"], "", gateway)).await;
     let raw = Raw::new(&peer);
     let mut sessions = Vec::new();
     for _ in 0..3 {
         sessions.push(raw.open("table").await);
     }
-    // The first session has a call in flight for longer than the idle timeout.
-    let busy = sessions[0].clone();
-    let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "demo__slow", "arguments": {"ms": 3000}}});
-    let call = raw.post(Some(&busy), slow.to_string());
-    let call = tokio::spawn(async move { call.await.unwrap().text().await.unwrap() });
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    let slow = |session: &str| {
+        let slow = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "demo__slow", "arguments": {"ms": 5000}}});
+        let call = raw.post(Some(session), slow.to_string());
+        tokio::spawn(async move { call.await.unwrap().text().await.unwrap() })
+    };
+    // The first session has a call in flight; the second is the least recently used.
+    let mut calls = vec![slow(&sessions[0])];
     tokio::time::sleep(Duration::from_millis(200)).await;
-
-    let refused = raw.initialize("table").await;
-    assert_eq!(refused.status(), 503);
-    assert_eq!(refused.headers()["retry-after"], "1");
-
-    // Once the two others are idle past the timeout, new sessions take their places; a flood of
-    // new sessions never ends the busy one.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let mut opened = 0;
-    while raw.initialize("table").await.status() == 200 {
-        opened += 1;
-        assert!(opened <= 2, "more than the two idle sessions' places");
-    }
-    assert_eq!(opened, 2, "the two idle sessions' places, and no more");
-    // The flood goes on (the sessions just opened may go idle and be replaced on a slow
-    // machine, which is the rule): it never ends the busy one.
-    for _ in 0..48 {
-        raw.initialize("table").await;
-    }
-    let answer = call.await.unwrap();
-    assert!(
-        answer.contains(r#""id":1"#) && answer.contains("slept"),
-        "{answer}"
+    assert_eq!(
+        raw.post(Some(&sessions[2]), ping.clone())
+            .await
+            .unwrap()
+            .status(),
+        200
     );
-    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
-    let still = raw.post(Some(&busy), ping.to_string()).await.unwrap();
-    assert_eq!(still.status(), 200);
+    let newcomer = raw.initialize("table").await;
+    assert_eq!(newcomer.status(), 200);
+    let newcomer = newcomer.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ended = raw.post(Some(&sessions[1]), ping.clone()).await.unwrap();
+    assert_eq!(
+        ended.status(),
+        404,
+        "the least recently used idle session made room"
+    );
+    assert_eq!(
+        raw.post(Some(&sessions[2]), ping.clone())
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+
+    // Every session busy: a new one is refused, however many come.
+    calls.push(slow(&sessions[2]));
+    calls.push(slow(&newcomer));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for _ in 0..48 {
+        let refused = raw.initialize("table").await;
+        assert_eq!(refused.status(), 503);
+        assert_eq!(refused.headers()["retry-after"], "1");
+    }
+    for call in calls {
+        let answer = call.await.unwrap();
+        assert!(
+            answer.contains(r#""id":1"#) && answer.contains("slept"),
+            "{answer}"
+        );
+    }
+    for session in [&sessions[0], &sessions[2], &newcomer] {
+        let still = raw.post(Some(session), ping.clone()).await.unwrap();
+        assert_eq!(still.status(), 200);
+    }
 }
 
 /// Bytes of each hostile body below: past what the gateway reads per request before the fix

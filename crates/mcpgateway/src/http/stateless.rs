@@ -18,12 +18,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use mcpclient::{Decoded, ErrorObject, RawParams};
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
 
-use super::{
-    accepts_sse, draining, header_text, json_answer, sse_unless_answered_at_once, Front,
-    HttpOutbox, Refusal, RequestStream, Streams, VERSION_HEADER,
-};
+use super::stream::{self, json_answer, sse_unless_answered_at_once};
+use super::stream::{HttpOutbox, RequestStream, Streams};
+use super::{accepts_sse, draining, header_text, Front, Refusal, VERSION_HEADER};
 use crate::modern::{self, MODERN_METHODS, PROTOCOL_VERSION};
 use crate::{Gateway, Principal, Session};
 
@@ -86,16 +84,14 @@ impl Front {
         if self.stop.is_draining() {
             return Ok(draining().for_request(&id).into_response());
         }
-        let streams = Arc::new(Streams::default());
+        let limit = self.options.max_unread_stream_bytes;
+        let streams = Arc::new(Streams::new(self.gateway.observe().clone(), limit));
         let session = self
             .gateway
             .open_session(HttpOutbox(streams.clone()), principal.clone());
         let ending = Ending(self.gateway.clone(), session.clone());
-        let (stream, frames) = mpsc::unbounded_channel();
-        let reply = Arc::new(RequestStream {
-            stream,
-            session: streams,
-        });
+        let (stream, frames) = stream::stream(limit);
+        let reply = Arc::new(RequestStream::new(stream, streams, &session, vec![id]));
         self.gateway.receive_replying(&session, message, reply);
         Ok(if accepts_sse(headers) {
             sse_unless_answered_at_once(frames, ending).await

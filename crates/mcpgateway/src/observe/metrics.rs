@@ -62,6 +62,47 @@ impl Outcome {
     }
 }
 
+/// A limit that turned a client away or ended something it held, as counted
+/// (`mcpx_limited_total{limit=...}`): each names the named constant (or setting) behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// A session's GET stream held more unread than `MAX_UNREAD_STREAM_BYTES`: ended.
+    UnreadGetStream,
+    /// A POST's response stream held more unread than `MAX_UNREAD_STREAM_BYTES`: ended, its
+    /// requests cancelled.
+    UnreadPostStream,
+    /// A client's sessions at `maxSessionsPerClient`: its least recently active idle one ended,
+    /// or the new one refused.
+    SessionsPerClient,
+    /// The session table full: the least recently active idle session ended, or the new one
+    /// refused.
+    Sessions,
+    /// Connections at `maxConnections` or `maxConnectionsPerAddress`: the longest idle closed,
+    /// or the new one refused.
+    Connections,
+    /// A client's per-session servers, or all of them, at their limit: the call refused.
+    SessionServers,
+}
+
+impl Limit {
+    fn as_str(self) -> &'static str {
+        match self {
+            Limit::UnreadGetStream => "unread_get_stream",
+            Limit::UnreadPostStream => "unread_post_stream",
+            Limit::SessionsPerClient => "sessions_per_client",
+            Limit::Sessions => "sessions",
+            Limit::Connections => "connections",
+            Limit::SessionServers => "session_servers",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
     server: String,
@@ -112,6 +153,7 @@ pub(crate) struct Metrics {
     compile_seconds: HistogramFamily,
     dropped_log_lines: Counter,
     dropped_audit_lines: Counter,
+    limited: Family<LimitLabels, Counter>,
     /// The tool labels given out, by server.
     tools: Mutex<HashMap<String, HashSet<String>>>,
 }
@@ -190,7 +232,14 @@ impl Default for Metrics {
             "Audit lines dropped because the audit file was not written fast enough",
             dropped_audit_lines.clone(),
         );
+        let limited = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "limited",
+            "Times a limit turned a client away or ended what it held (unread streams, sessions, connections, per-session servers)",
+            limited.clone(),
+        );
         Metrics {
+            limited,
             registry,
             calls,
             output_warnings,
@@ -216,6 +265,15 @@ fn server(server: &str) -> ServerLabels {
 }
 
 impl Metrics {
+    /// `limit` acted once.
+    pub(crate) fn limited(&self, limit: Limit) {
+        self.limited
+            .get_or_create(&LimitLabels {
+                limit: limit.as_str().to_owned(),
+            })
+            .inc();
+    }
+
     /// The metrics in the OpenMetrics text format.
     pub(crate) fn encode(&self) -> String {
         let mut text = String::new();

@@ -26,7 +26,7 @@ use serde::Deserialize;
 
 pub use audit::{AuditOptions, MAX_QUEUED_AUDIT_LINES, MIN_SECRET_CHARS, REDACTED};
 pub use endpoint::{serve_metrics, METRICS_CONTENT_TYPE, METRICS_PATH};
-pub use metrics::{MAX_TOOL_LABELS_PER_SERVER, OTHER_TOOL};
+pub use metrics::{Limit, MAX_TOOL_LABELS_PER_SERVER, OTHER_TOOL};
 pub use redact::{Redactor, MAX_ESCAPE_LEVELS};
 pub use traces::{TracesError, EXPORT_TIMEOUT, TRACES_FLUSH_GRACE};
 
@@ -113,6 +113,11 @@ impl Observe {
     /// The metrics in the OpenMetrics text format ([`METRICS_CONTENT_TYPE`]).
     pub fn metrics_text(&self) -> String {
         self.inner.metrics.encode()
+    }
+
+    /// `limit` turned a client away or ended what it held: counted in `mcpx_limited_total`.
+    pub fn limited(&self, limit: Limit) {
+        self.inner.metrics.limited(limit);
     }
 
     /// A log line was dropped (its queue was full): counted in `mcpx_dropped_log_lines_total`.

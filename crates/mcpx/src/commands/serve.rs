@@ -214,6 +214,8 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             lock_file: Some(config.path.with_file_name(toolpin::LOCK_FILE)),
             lazy: serve.lazy,
             timeout: serve.timeout,
+            max_session_servers: config.gateway.max_session_servers,
+            max_session_servers_per_client: config.gateway.max_session_servers_per_client,
             observe: observe.clone(),
             ..GatewayOptions::default()
         };
@@ -284,6 +286,9 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     allowed_origins: config.gateway.allowed_origins.clone(),
                     max_sessions: config.gateway.max_sessions,
                     max_connections: config.gateway.max_connections,
+                    max_connections_per_address: config.gateway.max_connections_per_address,
+                    max_sessions_per_client: config.gateway.max_sessions_per_client,
+                    max_unread_stream_bytes: config.gateway.max_unread_stream_bytes,
                     header_read_timeout: config.gateway.header_read_timeout,
                     body_read_timeout: config.gateway.body_read_timeout,
                     session_idle_timeout: config.gateway.session_idle_timeout,
