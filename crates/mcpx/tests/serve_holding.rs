@@ -344,6 +344,11 @@ async fn held_streams_do_not_keep_sessions_and_one_client_keeps_only_its_share()
     )
     .await;
     let to = address(&peer);
+    let pid = peer.pid().unwrap();
+    let bystander = Client::from(BYSTANDER, &peer);
+    let early = bystander.open().await;
+    let quiet = pings(&bystander, &early, 8).await;
+    let (before, _) = memory_kib(pid);
     let attacker = Client::from(ATTACKER, &peer);
     let mut mine = Vec::new();
     let mut held = Vec::new();
@@ -372,8 +377,15 @@ async fn held_streams_do_not_keep_sessions_and_one_client_keeps_only_its_share()
     }
     // The table is full of sessions holding streams and no request: a newcomer still gets in,
     // and is served.
-    let bystander = Client::from(BYSTANDER, &peer);
     let theirs = bystander.open().await;
+    let loaded = pings(&bystander, &theirs, 8).await;
+    let (_, peak) = memory_kib(pid);
+    figure(
+        "sessions holding GET streams past both session bounds",
+        p50_p99(quiet),
+        p50_p99(loaded),
+        (before, peak),
+    );
     let sum = bystander
         .call(&theirs, 1, "demo__get-sum", json!({"a": 2, "b": 2}))
         .await;
@@ -498,6 +510,11 @@ async fn connection_churn_never_locks_a_new_client_out() {
     )
     .await;
     let to = address(&peer);
+    let pid = peer.pid().unwrap();
+    let bystander = Client::from(BYSTANDER, &peer);
+    let theirs = bystander.open().await;
+    let quiet = pings(&bystander, &theirs, 8).await;
+    let (before, _) = memory_kib(pid);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let churning = stop.clone();
     let churn = tokio::spawn(async move {
@@ -517,8 +534,14 @@ async fn connection_churn_never_locks_a_new_client_out() {
         held
     });
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let bystander = Client::from(BYSTANDER, &peer);
-    let theirs = bystander.open().await;
+    let loaded = pings(&bystander, &theirs, 8).await;
+    let (_, peak) = memory_kib(pid);
+    figure(
+        "idle connections held and reopened past both connection bounds",
+        p50_p99(quiet),
+        p50_p99(loaded),
+        (before, peak),
+    );
     let mut served = 0;
     for id in 0..20u64 {
         // A new connection each time (the client keeps none).
