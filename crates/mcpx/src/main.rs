@@ -131,6 +131,24 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             };
             commands::serve::run(&config, serve)
         }
+        Command::Import {
+            ref target,
+            dry_run,
+        } => commands::clients::import(&config_to_write(&raw)?, &target.checked()?, dry_run),
+        Command::Install {
+            ref target,
+            dry_run,
+            ref http,
+        } => commands::clients::install(
+            &config_to_write(&raw)?,
+            &target.checked()?,
+            dry_run,
+            http.as_deref(),
+        ),
+        Command::Uninstall {
+            ref target,
+            dry_run,
+        } => commands::clients::uninstall(&config_to_write(&raw)?, &target.checked()?, dry_run),
         Command::DemoServer {
             broken,
             faults,
@@ -166,6 +184,12 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The config file the client commands write (and record installs beside): the one place
+/// that decides where the default config is for them.
+fn config_to_write(raw: &cli::Cli) -> anyhow::Result<std::path::PathBuf> {
+    config::path_for_writing(raw.config.as_deref())
 }
 
 /// Sleeps `delay` seconds and then spins until the process has used `cpu` seconds of CPU: a

@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub(crate) mod auth;
+pub(crate) mod clients;
 pub(crate) mod mcp;
 pub(crate) mod pin;
 pub(crate) mod reload;
