@@ -87,6 +87,14 @@ impl ClientFile {
         })
     }
 
+    /// The whole file as JSON (a TOML file's tables as objects).
+    pub(crate) fn value(&self) -> Value {
+        match &self.parsed {
+            Parsed::Json(doc) => doc.value.clone(),
+            Parsed::Toml(doc) => toml_file::document_json(doc),
+        }
+    }
+
     /// The text the file has, or would have when empty.
     fn source(&self) -> &str {
         match (&self.text, &self.parsed) {
@@ -131,6 +139,40 @@ impl ClientFile {
                 Ok(Some(out))
             }
         }
+    }
+
+    /// The servers member's value as written in the file (JSON formats only).
+    pub(crate) fn servers_text(&self) -> Option<String> {
+        match &self.parsed {
+            Parsed::Json(doc) => {
+                jsonc::value_text(self.source(), doc, &self.target.at).map(str::to_owned)
+            }
+            Parsed::Toml(_) => None,
+        }
+    }
+
+    /// The file's text with its servers member's value set to `raw`, the text it had before
+    /// (JSON formats; `servers` is what it spells).
+    pub(crate) fn with_servers_text(
+        &self,
+        raw: &str,
+        servers: &[(String, Value)],
+    ) -> Result<String, Error> {
+        let Parsed::Json(doc) = &self.parsed else {
+            return self.with_servers(Some(servers));
+        };
+        let object: Map<String, Value> = servers.iter().cloned().collect();
+        jsonc::set_text(
+            self.source(),
+            doc,
+            &self.target.at,
+            raw,
+            &Value::Object(object),
+        )
+        .map_err(|at| Error::NotAnObject {
+            path: self.target.file.clone(),
+            at,
+        })
     }
 
     /// The file's text with its servers replaced by `servers` (`None`: the member removed);

@@ -370,6 +370,34 @@ pub(crate) fn render(value: &Value, unit: &str, base: &str) -> String {
 /// member added at the end of the deepest object the path reaches (with the objects the rest
 /// of the path names).
 pub(crate) fn set(text: &str, doc: &Doc, path: &[String], value: &Value) -> Result<String, String> {
+    set_with(
+        text,
+        doc,
+        path,
+        &|base, unit| render(value, unit, base),
+        value,
+    )
+}
+
+/// [`set`] with the value's own text (as it was in a file), where the member is there or
+/// missing alike.
+pub(crate) fn set_text(
+    text: &str,
+    doc: &Doc,
+    path: &[String],
+    raw: &str,
+    value: &Value,
+) -> Result<String, String> {
+    set_with(text, doc, path, &|_, _| raw.to_owned(), value)
+}
+
+fn set_with(
+    text: &str,
+    doc: &Doc,
+    path: &[String],
+    shown: &dyn Fn(&str, &str) -> String,
+    value: &Value,
+) -> Result<String, String> {
     let unit = indent_unit(text, &doc.root);
     match lookup(&doc.root, path)? {
         Lookup::Found(object, index) => {
@@ -380,7 +408,7 @@ pub(crate) fn set(text: &str, doc: &Doc, path: &[String], value: &Value) -> Resu
             let base = line_indent(text, list[index].key_start);
             let mut out = String::with_capacity(text.len());
             out.push_str(&text[..node.start]);
-            out.push_str(&render(value, &unit, base));
+            out.push_str(&shown(base, &unit));
             out.push_str(&text[node.end..]);
             Ok(out)
         }
@@ -393,6 +421,17 @@ pub(crate) fn set(text: &str, doc: &Doc, path: &[String], value: &Value) -> Resu
             }
             Ok(insert_member(text, object, &path[matched], &nested, &unit))
         }
+    }
+}
+
+/// The text of the value at `path`, when it is there.
+pub(crate) fn value_text<'t>(text: &'t str, doc: &Doc, path: &[String]) -> Option<&'t str> {
+    match lookup(&doc.root, path).ok()? {
+        Lookup::Found(object, index) => {
+            let node = &members(object)?[index].value;
+            text.get(node.start..node.end)
+        }
+        Lookup::Missing(..) => None,
     }
 }
 

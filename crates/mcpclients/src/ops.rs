@@ -273,6 +273,9 @@ pub fn install(
         Some(i) => {
             // Servers added to the client since the last install are remembered too.
             let install = &mut record.installs[i];
+            if !theirs.is_empty() {
+                install.before_text = None;
+            }
             let before = install.before.get_or_insert_with(Vec::new);
             for (name, value) in theirs {
                 match before.iter_mut().find(|(n, _)| *n == name) {
@@ -289,6 +292,7 @@ pub fn install(
             file: target.file.clone(),
             at: target.at.clone(),
             installed_at: iso,
+            before_text: client_file.servers_text(),
             backup: report.backup.clone(),
             created,
             before: servers.map(|list| {
@@ -383,7 +387,11 @@ pub fn uninstall(req: &Request<'_>, now: SystemTime) -> Result<UninstallReport, 
     } else {
         Some(result.as_slice())
     };
-    let new_text = client_file.with_servers(servers)?;
+    let unchanged = install.before.as_ref() == Some(&result);
+    let new_text = match (&install.before_text, servers) {
+        (Some(raw), Some(list)) if unchanged => client_file.with_servers_text(raw, list)?,
+        _ => client_file.with_servers(servers)?,
+    };
     if client_file.text.is_some() {
         let (stamp, _) = record::stamps(now);
         report.backup = Some(file::backup(&target.file, &stamp)?);
@@ -401,6 +409,17 @@ pub fn uninstall(req: &Request<'_>, now: SystemTime) -> Result<UninstallReport, 
     record.installs.remove(index);
     record.save()?;
     Ok(report)
+}
+
+/// The target's file as JSON (TOML tables as objects); `None` when there is no file.
+pub fn document(target: &Target) -> Result<Option<Value>, Error> {
+    let client_file = ClientFile::read(target)?;
+    Ok(client_file.text.is_some().then(|| client_file.value()))
+}
+
+/// The servers of the target's file, in its order; `None` when it has no servers member.
+pub fn servers(target: &Target) -> Result<Option<Vec<(String, Value)>>, Error> {
+    ClientFile::read(target)?.servers()
 }
 
 /// Whether mcpx is installed in the target, for `mcpx doctor`.

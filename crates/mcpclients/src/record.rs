@@ -36,6 +36,9 @@ pub(crate) struct Install {
     pub(crate) created: bool,
     /// The servers before install; `None` when the servers object was not there.
     pub(crate) before: Option<Servers>,
+    /// The servers member's text before install, for the JSON formats: put back as it was
+    /// (comments and all) when nothing changed since.
+    pub(crate) before_text: Option<String>,
     /// What install wrote in their place.
     pub(crate) added: Servers,
 }
@@ -100,6 +103,7 @@ impl Record {
                 backup: text_of("backup").map(PathBuf::from),
                 created: item["created"].as_bool() == Some(true),
                 before: servers_from(&item["before"]),
+                before_text: text_of("beforeText"),
                 added: servers_from(&item["added"]).unwrap_or_default(),
             });
         }
@@ -134,6 +138,7 @@ impl Record {
                     "backup": i.backup.as_ref().map(|b| b.display().to_string()),
                     "created": i.created,
                     "before": i.before.as_ref().map(servers_json),
+                    "beforeText": i.before_text,
                     "added": servers_json(&i.added),
                 })
             })

@@ -61,6 +61,11 @@ pub(crate) fn with_servers(doc: &mut DocumentMut, key: &str, servers: Option<&[(
     doc.insert(key, Item::Table(outer));
 }
 
+/// The whole document as JSON.
+pub(crate) fn document_json(doc: &DocumentMut) -> Value {
+    item_json(doc.as_item())
+}
+
 fn item_json(item: &Item) -> Value {
     match item {
         Item::Value(v) => value_json(v),
