@@ -41,8 +41,8 @@ pub use error::{Error, Syntax};
 pub use file::MAX_FILE_BYTES;
 pub use mcpx_config::Outcome;
 pub use ops::{
-    document, import, install, servers, status, uninstall, Found, ImportReport, InstallReport,
-    Request, Status, UninstallReport,
+    add_servers, document, import, install, servers, status, uninstall, Found, ImportReport,
+    InstallReport, Request, Status, UninstallReport,
 };
 pub use record::RECORD_FILE;
 pub use secret::{masked, MASK};

@@ -146,21 +146,36 @@ fn add_to_config(
     imported: &[(String, Value)],
     create: bool,
 ) -> Result<(Vec<Outcome>, bool), Error> {
-    let text = file::read_text(req.config, crate::MAX_FILE_BYTES)?;
-    let (new_text, outcomes) = mcpx_config::merge(
+    add_servers(
         req.config,
-        text.as_deref(),
         imported,
         req.target.client.name(),
-    )?;
-    let changed = text.as_deref() != Some(new_text.as_str()) && (create || !imported.is_empty());
-    if changed && !req.dry_run {
-        if let Some(dir) = req.config.parent() {
+        create,
+        req.dry_run,
+    )
+}
+
+/// Adds `servers` to mcpx's config at `config` as import does: the same entry under its name
+/// is merged, another is renamed `NAME-SOURCE`. With `create`, a missing config is written even
+/// when nothing is added. What became of each, and whether the file was written (never on a
+/// dry run).
+pub fn add_servers(
+    config: &Path,
+    servers: &[(String, Value)],
+    source: &str,
+    create: bool,
+    dry_run: bool,
+) -> Result<(Vec<Outcome>, bool), Error> {
+    let text = file::read_text(config, crate::MAX_FILE_BYTES)?;
+    let (new_text, outcomes) = mcpx_config::merge(config, text.as_deref(), servers, source)?;
+    let changed = text.as_deref() != Some(new_text.as_str()) && (create || !servers.is_empty());
+    if changed && !dry_run {
+        if let Some(dir) = config.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        file::write_atomic(req.config, &new_text, Some(0o600))?;
+        file::write_atomic(config, &new_text, Some(0o600))?;
     }
-    Ok((outcomes, changed && !req.dry_run))
+    Ok((outcomes, changed && !dry_run))
 }
 
 /// Copies the client's servers into mcpx's config.

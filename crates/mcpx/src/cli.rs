@@ -235,6 +235,30 @@ pub(crate) enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Add a server from the MCP Registry to mcpx's config (or find one with --search).
+    #[command(
+        after_help = "The server's latest server.json is checked against the registry's schema, then turned into\nan entry: a package started by its runtime (npx -y, uvx, dnx, docker run), or a Streamable\nHTTP remote. Secret inputs become ${VAR} references to set in mcpx's environment; other\nrequired ones are asked for on a terminal, and listed to set otherwise.\n\nExamples:\n  mcpx add --search filesystem\n  mcpx add io.github.user/weather\n  mcpx add io.github.user/weather --remote --as weather-api --dry-run\n  MCPX_REGISTRY=http://127.0.0.1:8080 mcpx add com.example/tool"
+    )]
+    Add {
+        /// The server's name in the registry (io.github.user/weather).
+        #[arg(required_unless_present = "search", conflicts_with = "search")]
+        name: Option<String>,
+        /// List the servers whose name or description holds WORDS.
+        #[arg(long, value_name = "WORDS")]
+        search: Option<String>,
+        /// The registry to ask.
+        #[arg(long, value_name = "URL", env = "MCPX_REGISTRY", default_value = mcpregistry::OFFICIAL_REGISTRY)]
+        registry: String,
+        /// The server's name in mcpx's config (default: its name after the '/').
+        #[arg(long = "as", value_name = "NAME")]
+        as_name: Option<String>,
+        /// Take the server's remote URL rather than a package, when it has both.
+        #[arg(long)]
+        remote: bool,
+        /// Show the entry (secrets masked); write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
     DemoServer {
         /// Also list tools whose schemas break the policy (for `mcpx lint`).

@@ -149,6 +149,27 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref target,
             dry_run,
         } => commands::clients::uninstall(&config_to_write(&raw)?, &target.checked()?, dry_run),
+        Command::Add {
+            ref name,
+            ref search,
+            ref registry,
+            ref as_name,
+            remote,
+            dry_run,
+        } => match (search, name) {
+            (Some(words), _) => commands::add::search(registry, words),
+            (None, Some(name)) => {
+                let asked = commands::add::Asked {
+                    name,
+                    as_name: as_name.as_deref(),
+                    remote,
+                    dry_run,
+                };
+                commands::add::add(&config_to_write(&raw)?, registry, &asked)
+            }
+            // clap requires one of the two.
+            (None, None) => Ok(ExitCode::from(cli::EXIT_TROUBLE)),
+        },
         Command::DemoServer {
             broken,
             faults,

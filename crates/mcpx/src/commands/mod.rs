@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub(crate) mod add;
 pub(crate) mod auth;
 pub(crate) mod clients;
 pub(crate) mod mcp;
