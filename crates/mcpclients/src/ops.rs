@@ -215,6 +215,7 @@ pub fn install(
     now: SystemTime,
 ) -> Result<InstallReport, Error> {
     let target = req.target;
+    let gateway_entry = entry::gateway_entry(target.client, gateway)?;
     let client_file = ClientFile::read(target)?;
     let created = client_file.text.is_none();
     if created {
@@ -236,7 +237,6 @@ pub fn install(
     }
     let servers = client_file.servers()?;
     let current = servers.clone().unwrap_or_default();
-    let gateway_entry = entry::gateway_entry(target.client, gateway)?;
     let mut record = Record::load(req.config)?;
     let recorded = record.find(&target.file, &target.at);
     // The servers to import and to remember: all but the gateway's own entry.

@@ -259,6 +259,15 @@ pub(crate) enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Check the setup, one line per check with its fix: the config parses, each server's
+    /// command is on PATH, each server starts and lists its tools, stored logins are valid,
+    /// the --http address is free, and which clients have mcpx installed (exit 1 when a check
+    /// fails).
+    Doctor {
+        /// The address `mcpx serve --http` would listen on.
+        #[arg(long, value_name = "ADDR", default_value = mcpgateway::DEFAULT_HTTP_ADDR)]
+        http: std::net::SocketAddr,
+    },
     /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
     DemoServer {
         /// Also list tools whose schemas break the policy (for `mcpx lint`).

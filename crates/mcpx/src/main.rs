@@ -170,6 +170,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             // clap requires one of the two.
             (None, None) => Ok(ExitCode::from(cli::EXIT_TROUBLE)),
         },
+        Command::Doctor { http } => commands::doctor::run(config(), http),
         Command::DemoServer {
             broken,
             faults,

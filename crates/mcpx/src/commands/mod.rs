@@ -3,6 +3,7 @@
 pub(crate) mod add;
 pub(crate) mod auth;
 pub(crate) mod clients;
+pub(crate) mod doctor;
 pub(crate) mod mcp;
 pub(crate) mod pin;
 pub(crate) mod reload;
