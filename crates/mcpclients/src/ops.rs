@@ -1,8 +1,8 @@
 //! `import`, `install` and `uninstall`: the three changes, each reading everything first and
 //! writing nothing when anything is wrong.
 //!
-//! Install writes in this order: the backup of the client's file, mcpx's config (the imported
-//! servers), the record, and last the client's file; so a crash at any point leaves every
+//! Install writes in this order: mcpx's config (the imported servers), the backup of the
+//! client's file, the record, and last the client's file; so a crash at any point leaves every
 //! server either still in the client's file or in the record (and in mcpx's config).
 //!
 //! Uninstall merges rather than overwrites: the servers recorded come back in their order, the
@@ -307,14 +307,15 @@ pub fn install(
             file: target.file.clone(),
             at: target.at.clone(),
             installed_at: iso,
-            before_text: client_file.servers_text(),
+            // The text comes back only when it holds exactly the servers kept.
+            before_text: if skipped_gateway {
+                None
+            } else {
+                client_file.servers_text()
+            },
             backup: report.backup.clone(),
             created,
-            before: servers.map(|list| {
-                list.into_iter()
-                    .filter(|(n, v)| !(n == GATEWAY_NAME && entry::is_gateway(v)))
-                    .collect()
-            }),
+            before: servers.map(|_| theirs),
             added: target_servers,
         }),
     }

@@ -53,6 +53,12 @@ impl Home {
         target
     }
 
+    fn write_json(&self, relative: &str, value: &Value) {
+        let path = self.places.home.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+    }
+
     fn request<'a>(&'a self, target: &'a Target) -> Request<'a> {
         Request {
             target,
@@ -555,4 +561,22 @@ fn unknown_clients_and_scopes_are_named() {
         err.to_string(),
         "claude-desktop has no project scope: it has user"
     );
+}
+
+/// A file that already starts mcpx (its record lost, or written by hand): the gateway is never
+/// imported into its own config, and uninstall does not bring the old entry back.
+#[test]
+fn a_gateway_entry_already_there_is_not_imported() {
+    let home = Home::new();
+    let old =
+        json!({"command": "/opt/old/mcpx", "args": ["serve", "--config", "/elsewhere/mcpx.json"]});
+    let file = json!({"mcpServers": {"mcpx": old, "other": {"command": "other"}}});
+    home.write_json(".cursor/mcp.json", &file);
+    let target = Target::locate(Client::Cursor, Scope::User, &home.places).unwrap();
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert!(report.import.skipped_gateway);
+    assert_eq!(report.import.found.len(), 1);
+    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    let now = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(now, [("other".to_owned(), json!({"command": "other"}))]);
 }
