@@ -45,6 +45,9 @@ pub struct Found {
     pub shown: Value,
     /// What could not be carried over as it was (names only).
     pub notes: Vec<String>,
+    /// Not imported: it names no command and no URL (a Zed extension's settings, say), so it
+    /// stays in the client's file, and no outcome is reported for it.
+    pub left_in_client: bool,
 }
 
 /// What import did (or would do).
@@ -108,6 +111,8 @@ fn folders(req: &Request<'_>) -> Folders {
 /// The client's servers other than the gateway: each as an mcpx entry, and as shown.
 struct Collected {
     imported: Servers,
+    /// Entries mcpx cannot start or reach, left in the client's file.
+    left: Servers,
     found: Vec<Found>,
     skipped_gateway: bool,
 }
@@ -115,6 +120,7 @@ struct Collected {
 fn collect(req: &Request<'_>, servers: &Servers) -> Collected {
     let folders = folders(req);
     let mut imported = Vec::new();
+    let mut left = Vec::new();
     let mut found = Vec::new();
     let mut skipped_gateway = false;
     for (name, value) in servers {
@@ -126,15 +132,22 @@ fn collect(req: &Request<'_>, servers: &Servers) -> Collected {
             continue;
         };
         let (mcpx_entry, notes) = entry::to_mcpx(req.target.client, members, &folders);
+        let runnable = mcpx_entry.get("command").is_some() || mcpx_entry.get("url").is_some();
         found.push(Found {
             name: name.clone(),
             shown: secret::masked(&mcpx_entry),
             notes,
+            left_in_client: !runnable,
         });
-        imported.push((name.clone(), mcpx_entry));
+        if runnable {
+            imported.push((name.clone(), mcpx_entry));
+        } else {
+            left.push((name.clone(), value.clone()));
+        }
     }
     Collected {
         imported,
+        left,
         found,
         skipped_gateway,
     }
@@ -196,6 +209,7 @@ pub fn import(req: &Request<'_>) -> Result<ImportReport, Error> {
         imported,
         found,
         skipped_gateway,
+        ..
     } = collect(req, &servers);
     let (outcomes, written) = add_to_config(req, &imported, false)?;
     Ok(ImportReport {
@@ -254,10 +268,15 @@ pub fn install(
         .cloned()
         .collect();
     let Collected {
-        imported, found, ..
+        imported,
+        left,
+        found,
+        ..
     } = collect(req, &theirs);
     let skipped_gateway = theirs.len() < current.len();
-    let target_servers: Servers = vec![(GATEWAY_NAME.to_owned(), gateway_entry.clone())];
+    // The gateway, then what mcpx cannot run, which stays where the client reads it.
+    let mut target_servers: Servers = vec![(GATEWAY_NAME.to_owned(), gateway_entry.clone())];
+    target_servers.extend(left.iter().cloned());
     let already = recorded.is_some() && current == target_servers;
     let (outcomes, written) = add_to_config(req, &imported, true)?;
     let import = ImportReport {
@@ -298,7 +317,7 @@ pub fn install(
                     None => before.push((name, value)),
                 }
             }
-            install.added = target_servers;
+            install.added = target_servers[..1].to_vec();
             install.backup = report.backup.clone().or(install.backup.take());
         }
         None => record.installs.push(Install {
@@ -316,7 +335,7 @@ pub fn install(
             backup: report.backup.clone(),
             created,
             before: servers.map(|_| theirs),
-            added: target_servers,
+            added: target_servers[..1].to_vec(),
         }),
     }
     record.save()?;

@@ -580,3 +580,26 @@ fn a_gateway_entry_already_there_is_not_imported() {
     let now = mcpclients::servers(&target).unwrap().unwrap();
     assert_eq!(now, [("other".to_owned(), json!({"command": "other"}))]);
 }
+
+/// A Zed extension's entry holds only its settings: there is nothing for mcpx to start, so it
+/// stays in Zed's file beside mcpx, and uninstall leaves the servers as they were.
+#[test]
+fn entries_mcpx_cannot_run_stay_in_the_client() {
+    let home = Home::new();
+    let extension =
+        json!({"source": "extension", "enabled": true, "settings": {"token": "FIXTURE0secret"}});
+    let file =
+        json!({"context_servers": {"github": extension, "local": {"command": "srv", "args": []}}});
+    home.write_json(".config/zed/settings.json", &file);
+    let target = Target::locate(Client::Zed, Scope::User, &home.places).unwrap();
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert_eq!(report.import.found.len(), 2);
+    assert!(report.import.found[0].left_in_client);
+    assert_eq!(report.import.outcomes.len(), 1);
+    let now = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(names(&now), ["mcpx", "github"]);
+    let again = mcpclients::install(&home.request(&target), &home.gateway(), at(1)).unwrap();
+    assert!(again.already);
+    mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
+    assert_eq!(mcpclients::document(&target).unwrap().unwrap(), file);
+}

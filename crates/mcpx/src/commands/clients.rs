@@ -105,20 +105,29 @@ fn import_lines(out: &mut String, report: &ImportReport, dry_run: bool) {
             ""
         }
     );
-    for (found, outcome) in report.found.iter().zip(&report.outcomes) {
+    let mut outcomes = report.outcomes.iter();
+    for found in &report.found {
+        let outcome = if found.left_in_client {
+            None
+        } else {
+            outcomes.next()
+        };
         let what = match outcome {
-            Outcome::Added { .. } => "added".to_owned(),
-            Outcome::Same { to, .. } if *to == found.name => {
+            None => {
+                "left in the client's file: it names no command or URL mcpx could run".to_owned()
+            }
+            Some(Outcome::Added { .. }) => "added".to_owned(),
+            Some(Outcome::Same { to, .. }) if *to == found.name => {
                 "already in mcpx's config (the same entry)".to_owned()
             }
-            Outcome::Same { to, .. } => format!("already in mcpx's config as {to}"),
-            Outcome::Renamed { to, .. } => {
+            Some(Outcome::Same { to, .. }) => format!("already in mcpx's config as {to}"),
+            Some(Outcome::Renamed { to, .. }) => {
                 format!(
                     "added as {to}: mcpx's config has another server called {}",
                     found.name
                 )
             }
-            _ => "?".to_owned(),
+            Some(_) => "?".to_owned(),
         };
         let _ = writeln!(out, "  {}: {what}", found.name);
         for note in &found.notes {
