@@ -179,6 +179,9 @@ pub(crate) fn to_mcpx(
             out.insert(key.to_owned(), value.clone());
         }
     }
+    if let Some(problem) = fit_types(&mut out) {
+        notes.push(problem);
+    }
     let mut inputs = Vec::new();
     let mut defaults = false;
     rewrite_strings(&mut out, client, folders, &mut inputs, &mut defaults);
@@ -194,6 +197,84 @@ pub(crate) fn to_mcpx(
         notes.push("a ${VAR:-default} lost its default: mcpx needs VAR set".into());
     }
     (Value::Object(out), notes)
+}
+
+/// The longest `startupTimeout` mcpx's config takes, in seconds.
+const MAX_STARTUP_SECONDS: f64 = 3600.0;
+
+/// The entry's values in the types mcpx's config takes: arguments, `env` and `headers` values
+/// as strings (a TOML number written as its text), `startupTimeout` within its range, tool
+/// lists of strings; what cannot be made so is left out, with a note naming it.
+fn fit_types(entry: &mut Map<String, Value>) -> Option<String> {
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let mut dropped = Vec::new();
+    for key in ["command", "cwd", "url", "type"] {
+        if entry.get(key).is_some_and(|v| !v.is_string()) {
+            entry.remove(key);
+            dropped.push(key);
+        }
+    }
+    for key in ["args", "allowTools", "denyTools"] {
+        match entry.get(key) {
+            Some(Value::Array(items)) => {
+                let fitted: Option<Vec<Value>> =
+                    items.iter().map(|v| text(v).map(Value::String)).collect();
+                match fitted {
+                    Some(items) => {
+                        entry.insert(key.to_owned(), Value::Array(items));
+                    }
+                    None => {
+                        entry.remove(key);
+                        dropped.push(key);
+                    }
+                }
+            }
+            Some(_) => {
+                entry.remove(key);
+                dropped.push(key);
+            }
+            None => {}
+        }
+    }
+    for key in ["env", "headers"] {
+        match entry.get(key) {
+            Some(Value::Object(map)) => {
+                let fitted: Map<String, Value> = map
+                    .iter()
+                    .filter_map(|(k, v)| text(v).map(|t| (k.clone(), Value::String(t))))
+                    .collect();
+                if fitted.len() < map.len() {
+                    dropped.push(key);
+                }
+                entry.insert(key.to_owned(), Value::Object(fitted));
+            }
+            Some(_) => {
+                entry.remove(key);
+                dropped.push(key);
+            }
+            None => {}
+        }
+    }
+    if let Some(timeout) = entry.get("startupTimeout") {
+        let fits = timeout
+            .as_f64()
+            .is_some_and(|t| t > 0.0 && t <= MAX_STARTUP_SECONDS);
+        if !fits {
+            entry.remove("startupTimeout");
+            dropped.push("startupTimeout");
+        }
+    }
+    (!dropped.is_empty()).then(|| {
+        format!(
+            "not of a type mcpx's config takes, left out (in part): {}",
+            dropped.join(", ")
+        )
+    })
 }
 
 /// Codex's TOML keys as mcpx's.
@@ -404,6 +485,23 @@ mod tests {
             json!({"command": {"path": "srv", "args": ["a"], "env": {}}, "settings": {}}),
         );
         assert_eq!(entry, json!({"command": "srv", "args": ["a"], "env": {}}));
+    }
+
+    #[test]
+    fn values_take_the_types_of_mcpx_config() {
+        let (entry, notes) = import(
+            Client::Codex,
+            json!({"command": "srv", "args": ["--port", 8080], "env": {"N": 1, "T": true, "O": {"x": 1}},
+                "startup_timeout_sec": 7200}),
+        );
+        assert_eq!(
+            entry,
+            json!({"command": "srv", "args": ["--port", "8080"], "env": {"N": "1", "T": "true"}})
+        );
+        assert_eq!(
+            notes,
+            ["not of a type mcpx's config takes, left out (in part): env, startupTimeout"]
+        );
     }
 
     #[test]

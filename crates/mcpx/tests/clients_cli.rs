@@ -252,3 +252,39 @@ fn doctor_says_what_is_wrong_and_how_to_fix_it() {
         assert!(stdout.contains(want), "{want}:\n{stdout}");
     }
 }
+
+/// What import writes is a config mcpx reads: every fixture of every client imported into one
+/// config (collisions renamed), which then parses with every `${VAR}` set.
+#[test]
+fn imported_configs_load() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcpclients/tests/fixtures");
+    let home = Home::new();
+    let cases = [
+        (
+            "claude-desktop",
+            "claude-desktop.json",
+            ".config/Claude/claude_desktop_config.json",
+        ),
+        ("claude-code", "claude-code.json", ".claude.json"),
+        ("cursor", "cursor.json", ".cursor/mcp.json"),
+        ("vscode", "vscode.jsonc", ".config/Code/User/mcp.json"),
+        (
+            "windsurf",
+            "windsurf.json",
+            ".codeium/windsurf/mcp_config.json",
+        ),
+        ("codex", "codex.toml", ".codex/config.toml"),
+        ("gemini", "gemini.json", ".gemini/settings.json"),
+        ("zed", "zed.jsonc", ".config/zed/settings.json"),
+    ];
+    for (client, fixture, place) in cases {
+        let text = std::fs::read_to_string(Path::new(fixtures).join(fixture)).unwrap();
+        home.write(place, &text);
+        let run = home.mcpx(&["--config", "mcpx.json", "import", client]);
+        assert_eq!(run.code, 0, "{client}: {}", run.stderr);
+    }
+    let text = std::fs::read_to_string(home.path().join("mcpx.json")).unwrap();
+    let (servers, _) = mcpx::config::parse(&text, &|_| Some("set".to_owned()))
+        .unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+    assert_eq!(servers.len(), 23, "{text}");
+}
