@@ -593,6 +593,54 @@ mod tests {
         assert_eq!(remove(text, &doc, &path(&["only"])).unwrap(), "{}");
     }
 
+    /// Every truncation of the JSONC fixtures, and every byte of them replaced by a character
+    /// that matters to the scanner: never a panic, and where the text reads, an edit of its
+    /// servers gives a text that reads with the same other members.
+    #[test]
+    fn broken_texts_never_panic_and_edits_stay_valid() {
+        let fixtures = [
+            include_str!("../tests/fixtures/vscode.jsonc"),
+            include_str!("../tests/fixtures/zed.jsonc"),
+        ];
+        let servers = serde_json::json!({"mcpx": {"command": "m"}});
+        for text in fixtures {
+            let mut variants: Vec<String> = (0..=text.len())
+                .filter(|i| text.is_char_boundary(*i))
+                .map(|i| text[..i].to_owned())
+                .collect();
+            for (i, _) in text.char_indices() {
+                for c in ['"', '{', '}', '[', ']', ',', ':', '/', '*', '\\', '\n', 'x'] {
+                    let mut v = text.to_owned();
+                    let len = text[i..].chars().next().map_or(1, char::len_utf8);
+                    v.replace_range(i..i + len, &c.to_string());
+                    variants.push(v);
+                }
+            }
+            for variant in &variants {
+                let Ok(doc) = parse(variant, true) else {
+                    continue;
+                };
+                if !doc.value.is_object() {
+                    continue;
+                }
+                for key in ["servers", "context_servers"] {
+                    let Ok(out) = set(variant, &doc, &path(&[key]), &servers) else {
+                        continue;
+                    };
+                    let again = parse(&out, true).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+                    assert_eq!(again.value[key], servers);
+                    let mut before = doc.value.clone();
+                    let mut after = again.value.clone();
+                    before.as_object_mut().unwrap().shift_remove(key);
+                    after.as_object_mut().unwrap().shift_remove(key);
+                    assert_eq!(before, after, "{out}");
+                    let removed = remove(&out, &again, &path(&[key])).unwrap();
+                    assert_eq!(parse(&removed, true).unwrap().value, before);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_step_that_is_not_an_object_is_refused() {
         let text = "{\"projects\": []}";
