@@ -196,6 +196,78 @@ pub(crate) enum Command {
         #[arg(long, value_name = "ADDR", conflicts_with = "http")]
         health: Option<std::net::SocketAddr>,
     },
+    /// Copy a client's MCP servers into mcpx's config (names already there with the same
+    /// entry are merged; different ones are added as NAME-CLIENT).
+    #[command(
+        after_help = "CLIENT: claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, zed;\nor --file PATH --format CLIENT|mcp-servers for a file of that shape.\n\nExamples:\n  mcpx import cursor\n  mcpx import claude-code --scope project --dry-run\n  mcpx import --file ./mcp.json --format mcp-servers"
+    )]
+    Import {
+        #[command(flatten)]
+        target: ClientArgs,
+        /// Show what would change (secrets masked); write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Import a client's servers, then make `mcpx serve` its only server (backup first; run
+    /// again, nothing changes; `mcpx uninstall` puts the servers back).
+    #[command(
+        after_help = "The client's entry starts this mcpx as `mcpx serve --config ABSOLUTE-CONFIG`; with\n--http URL it connects to a running `mcpx serve --http` instead. Everything else in the\nclient's file is left as it is. What install replaced is recorded in mcpx.installs.json\nbeside the config.\n\nExamples:\n  mcpx install claude-code\n  mcpx install vscode --scope project --dry-run\n  mcpx install cursor --http http://127.0.0.1:8787/mcp"
+    )]
+    Install {
+        #[command(flatten)]
+        target: ClientArgs,
+        /// Show what would change (secrets masked); write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Point the client at a running `mcpx serve --http` at URL instead of starting mcpx.
+        #[arg(long, value_name = "URL", value_parser = http_url)]
+        http: Option<String>,
+    },
+    /// Put back the servers `mcpx install` replaced in a client (keeping servers the client
+    /// added since), and remove the entry install wrote.
+    #[command(
+        after_help = "Examples:\n  mcpx uninstall claude-code\n  mcpx uninstall vscode --scope project"
+    )]
+    Uninstall {
+        #[command(flatten)]
+        target: ClientArgs,
+        /// Show what would change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Add a server from the MCP Registry to mcpx's config (or find one with --search).
+    #[command(
+        after_help = "The server's latest server.json is checked against the registry's schema, then turned into\nan entry: a package started by its runtime (npx -y, uvx, dnx, docker run), or a Streamable\nHTTP remote. Secret inputs become ${VAR} references to set in mcpx's environment; other\nrequired ones are asked for on a terminal, and listed to set otherwise.\n\nExamples:\n  mcpx add --search filesystem\n  mcpx add io.github.user/weather\n  mcpx add io.github.user/weather --remote --as weather-api --dry-run\n  MCPX_REGISTRY=http://127.0.0.1:8080 mcpx add com.example/tool"
+    )]
+    Add {
+        /// The server's name in the registry (io.github.user/weather).
+        #[arg(required_unless_present = "search", conflicts_with = "search")]
+        name: Option<String>,
+        /// List the servers whose name or description holds WORDS.
+        #[arg(long, value_name = "WORDS")]
+        search: Option<String>,
+        /// The registry to ask.
+        #[arg(long, value_name = "URL", env = "MCPX_REGISTRY", default_value = mcpregistry::OFFICIAL_REGISTRY)]
+        registry: String,
+        /// The server's name in mcpx's config (default: its name after the '/').
+        #[arg(long = "as", value_name = "NAME")]
+        as_name: Option<String>,
+        /// Take the server's remote URL rather than a package, when it has both.
+        #[arg(long)]
+        remote: bool,
+        /// Show the entry (secrets masked); write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Check the setup, one line per check with its fix: the config parses, each server's
+    /// command is on PATH, each server starts and lists its tools, stored logins are valid,
+    /// the --http address is free, and which clients have mcpx installed (exit 1 when a check
+    /// fails).
+    Doctor {
+        /// The address `mcpx serve --http` would listen on.
+        #[arg(long, value_name = "ADDR", default_value = mcpgateway::DEFAULT_HTTP_ADDR)]
+        http: std::net::SocketAddr,
+    },
     /// Serve the bundled demo MCP server on stdin/stdout (what examples/mcpx.json starts).
     DemoServer {
         /// Also list tools whose schemas break the policy (for `mcpx lint`).
@@ -229,6 +301,69 @@ pub(crate) enum Command {
     /// Compile and apply JSON Schemas under mcpx's policy (offline, bounded, formats as annotations).
     #[command(subcommand)]
     Schema(SchemaCommand),
+}
+
+/// `--http URL`: an http or https URL.
+fn http_url(text: &str) -> Result<String, String> {
+    if text.starts_with("http://") || text.starts_with("https://") {
+        Ok(text.to_owned())
+    } else {
+        Err("want an http:// or https:// URL".into())
+    }
+}
+
+/// Which client file: a client and a scope, or a file and its shape.
+#[derive(Debug, Args)]
+pub(crate) struct ClientArgs {
+    /// The client (required unless --file is given).
+    #[arg(value_name = "CLIENT", required_unless_present = "file")]
+    client: Option<String>,
+    /// Which of the client's files: user (default), project (in this folder), or local
+    /// (Claude Code's per-project entries in ~/.claude.json).
+    #[arg(long, value_parser = ["user", "project", "local"])]
+    scope: Option<String>,
+    /// A config file of the shape --format names, instead of the client's own.
+    #[arg(long, value_name = "PATH", conflicts_with = "scope")]
+    file: Option<PathBuf>,
+    /// The shape of --file: a client name, or mcp-servers for {"mcpServers": {...}}.
+    #[arg(long, value_name = "FORMAT", requires = "file")]
+    format: Option<String>,
+}
+
+/// A client file chosen on the command line.
+#[derive(Debug)]
+pub(crate) enum ClientChoice {
+    /// The client's own file of a scope.
+    Client(mcpclients::Client, mcpclients::Scope),
+    /// A file in a client's shape.
+    File(mcpclients::Client, PathBuf),
+}
+
+impl ClientArgs {
+    /// Checks the names: a known client, or a file with its shape.
+    pub(crate) fn checked(&self) -> anyhow::Result<ClientChoice> {
+        if let Some(file) = &self.file {
+            let shape = self
+                .format
+                .as_deref()
+                .or(self.client.as_deref())
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--file needs --format CLIENT or --format mcp-servers")
+                })?;
+            return Ok(ClientChoice::File(
+                mcpclients::Client::from_name(shape)?,
+                file.clone(),
+            ));
+        }
+        let name = self.client.as_deref().unwrap_or_default();
+        let client = mcpclients::Client::from_name(name)?;
+        let scope = self
+            .scope
+            .as_deref()
+            .and_then(mcpclients::Scope::from_name)
+            .unwrap_or(mcpclients::Scope::User);
+        Ok(ClientChoice::Client(client, scope))
+    }
 }
 
 /// The longest `--start-delay` or `--start-cpu` of the demo server.

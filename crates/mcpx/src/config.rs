@@ -248,11 +248,30 @@ fn find() -> Option<PathBuf> {
     if local.is_file() {
         return Some(local);
     }
+    let global = global()?;
+    global.is_file().then_some(global)
+}
+
+/// `$XDG_CONFIG_HOME/mcpx/config.json` (`~/.config` when unset).
+fn global() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    let global = base.join("mcpx/config.json");
-    global.is_file().then_some(global)
+    Some(base.join("mcpx/config.json"))
+}
+
+/// The config file `import` and `install` write, absolute: `explicit`, else the one
+/// [`Config::load`] would read, else `$XDG_CONFIG_HOME/mcpx/config.json` (created then).
+pub fn path_for_writing(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let path = match explicit {
+        Some(path) => path.to_path_buf(),
+        None => find().or_else(global).ok_or_else(|| {
+            anyhow!(
+                "no place for a config file: pass --config FILE, or set HOME or XDG_CONFIG_HOME"
+            )
+        })?,
+    };
+    std::path::absolute(&path).with_context(|| format!("config {}", path.display()))
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {

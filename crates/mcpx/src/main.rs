@@ -131,6 +131,46 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             };
             commands::serve::run(&config, serve)
         }
+        Command::Import {
+            ref target,
+            dry_run,
+        } => commands::clients::import(&config_to_write(&raw)?, &target.checked()?, dry_run),
+        Command::Install {
+            ref target,
+            dry_run,
+            ref http,
+        } => commands::clients::install(
+            &config_to_write(&raw)?,
+            &target.checked()?,
+            dry_run,
+            http.as_deref(),
+        ),
+        Command::Uninstall {
+            ref target,
+            dry_run,
+        } => commands::clients::uninstall(&config_to_write(&raw)?, &target.checked()?, dry_run),
+        Command::Add {
+            ref name,
+            ref search,
+            ref registry,
+            ref as_name,
+            remote,
+            dry_run,
+        } => match (search, name) {
+            (Some(words), _) => commands::add::search(registry, words),
+            (None, Some(name)) => {
+                let asked = commands::add::Asked {
+                    name,
+                    as_name: as_name.as_deref(),
+                    remote,
+                    dry_run,
+                };
+                commands::add::add(&config_to_write(&raw)?, registry, &asked)
+            }
+            // clap requires one of the two.
+            (None, None) => Ok(ExitCode::from(cli::EXIT_TROUBLE)),
+        },
+        Command::Doctor { http } => commands::doctor::run(config(), http),
         Command::DemoServer {
             broken,
             faults,
@@ -166,6 +206,12 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The config file the client commands write (and record installs beside): the one place
+/// that decides where the default config is for them.
+fn config_to_write(raw: &cli::Cli) -> anyhow::Result<std::path::PathBuf> {
+    config::path_for_writing(raw.config.as_deref())
 }
 
 /// Sleeps `delay` seconds and then spins until the process has used `cpu` seconds of CPU: a

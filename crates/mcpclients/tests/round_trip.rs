@@ -1,0 +1,605 @@
+//! Install then uninstall on each client's file, shaped as that client documents it (comments
+//! and trailing commas where its format allows them): import finds every server, install
+//! leaves the gateway as the only server and every other member and comment as it was, a
+//! second install changes nothing, and uninstall brings the servers back JSON-equal and in
+//! their order. And the bad inputs: a missing file, a malformed one, a file the client changed
+//! between install and uninstall.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use mcpclients::{
+    Client, Error, Gateway, Os, Outcome, Places, Request, Scope, Target, GATEWAY_NAME,
+};
+use serde_json::{json, Value};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// A home folder with a project in it; the clients' files are put there.
+struct Home {
+    _dir: tempfile::TempDir,
+    places: Places,
+    config: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let cwd = home.join("project");
+        std::fs::create_dir_all(&cwd).unwrap();
+        Home {
+            config: home.join(".config/mcpx/config.json"),
+            places: Places {
+                home: home.clone(),
+                cwd,
+                os: Os::Linux,
+                appdata: None,
+                xdg_config_home: None,
+                codex_home: None,
+            },
+            _dir: dir,
+        }
+    }
+
+    /// Puts `fixture` where `client` keeps its `scope` file; the target.
+    fn place(&self, client: Client, scope: Scope, fixture: &str) -> Target {
+        let target = Target::locate(client, scope, &self.places).unwrap();
+        let text = std::fs::read_to_string(Path::new(FIXTURES).join(fixture))
+            .unwrap()
+            .replace("PROJECT_DIR", &self.places.cwd.display().to_string());
+        std::fs::create_dir_all(target.file.parent().unwrap()).unwrap();
+        std::fs::write(&target.file, text).unwrap();
+        target
+    }
+
+    fn write_json(&self, relative: &str, value: &Value) {
+        let path = self.places.home.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+    }
+
+    fn request<'a>(&'a self, target: &'a Target) -> Request<'a> {
+        Request {
+            target,
+            config: &self.config,
+            places: &self.places,
+            dry_run: false,
+        }
+    }
+
+    fn gateway(&self) -> Gateway {
+        Gateway::Stdio {
+            program: "/usr/local/bin/mcpx".into(),
+            config: self.config.clone(),
+        }
+    }
+}
+
+fn at(n: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_529_312 + n)
+}
+
+/// How many files beside `file` have `part` in their names.
+fn files_named(file: &Path, part: &str) -> usize {
+    std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(part)
+        })
+        .count()
+}
+
+fn names(servers: &[(String, Value)]) -> Vec<&str> {
+    servers.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+/// The document without the servers member.
+fn without_servers(mut doc: Value, target: &Target) -> Value {
+    let (last, parents) = target.at.split_last().unwrap();
+    let mut object = &mut doc;
+    for name in parents {
+        object = object.get_mut(name).unwrap();
+    }
+    object.as_object_mut().unwrap().shift_remove(last);
+    doc
+}
+
+/// The comments outside the servers member of each fixture, which install must keep.
+fn comments_outside(fixture: &str) -> &'static [&'static str] {
+    match fixture {
+        "vscode.jsonc" => &["// Inputs are asked for the first time a server starts, and kept by VS Code."],
+        "zed.jsonc" => &[
+            "// Zed settings\n//\n// For information on how to configure Zed, see the Zed\n// documentation: https://zed.dev/docs/configuring-zed\n{",
+            "\"vim_mode\": true, // trailing commas are allowed\n}",
+        ],
+        "codex.toml" => &["# Codex reads ~/.codex/config.toml.\nmodel", "model = \"gpt-5-mini\" # quicker"],
+        _ => &[],
+    }
+}
+
+/// The whole round trip on one client's file; the servers import found.
+fn round_trip(client: Client, scope: Scope, fixture: &str, want: &[&str]) {
+    let home = Home::new();
+    let target = home.place(client, scope, fixture);
+    let original_text = std::fs::read_to_string(&target.file).unwrap();
+    let original = mcpclients::document(&target).unwrap().unwrap();
+    let original_servers = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(names(&original_servers), want, "{fixture}: servers read");
+
+    // Install: the servers go to mcpx's config, the gateway becomes the only server.
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    let found: Vec<&str> = report
+        .import
+        .found
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(found, want, "{fixture}: import finds every server");
+    assert!(report
+        .import
+        .outcomes
+        .iter()
+        .all(|o| matches!(o, Outcome::Added { .. })));
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&home.config).unwrap()).unwrap();
+    let in_config: Vec<&String> = config["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(in_config, want, "{fixture}: mcpx's config");
+    let installed = mcpclients::servers(&target).unwrap().unwrap();
+    let entry = mcpclients::gateway_entry(client, &home.gateway()).unwrap();
+    assert_eq!(
+        installed,
+        [(GATEWAY_NAME.to_owned(), entry)],
+        "{fixture}: installed"
+    );
+    let after = mcpclients::document(&target).unwrap().unwrap();
+    assert_eq!(
+        without_servers(after, &target),
+        without_servers(original.clone(), &target),
+        "{fixture}: the rest of the file"
+    );
+    let installed_text = std::fs::read_to_string(&target.file).unwrap();
+    for comment in comments_outside(fixture) {
+        assert!(
+            installed_text.contains(comment),
+            "{fixture}: {comment} kept:\n{installed_text}"
+        );
+    }
+    let backup = report.backup.clone().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&backup).unwrap(),
+        original_text,
+        "{fixture}: backup"
+    );
+
+    // Again: nothing changes, no second backup.
+    let again = mcpclients::install(&home.request(&target), &home.gateway(), at(1)).unwrap();
+    assert!(again.already, "{fixture}: idempotent");
+    assert_eq!(
+        std::fs::read_to_string(&target.file).unwrap(),
+        installed_text
+    );
+    let backups = files_named(&target.file, ".mcpx-backup-");
+    assert_eq!(backups, 1, "{fixture}: one backup");
+
+    // Uninstall: the servers come back, equal and in order; the rest as it was.
+    let report = mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
+    assert_eq!(report.restored, want);
+    assert!(report.kept.is_empty() && report.removed_gateway);
+    let restored = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(restored, original_servers, "{fixture}: restored");
+    assert_eq!(
+        mcpclients::document(&target).unwrap().unwrap(),
+        original,
+        "{fixture}: document"
+    );
+    let restored_text = std::fs::read_to_string(&target.file).unwrap();
+    if client == Client::Codex {
+        for comment in comments_outside(fixture) {
+            assert!(
+                restored_text.contains(comment),
+                "{fixture}: {comment} kept:\n{restored_text}"
+            );
+        }
+    } else {
+        // Nothing changed since install: the servers member's own text comes back, comments
+        // and all.
+        assert_eq!(restored_text, original_text, "{fixture}: byte for byte");
+    }
+    assert!(!home.config.with_file_name(mcpclients::RECORD_FILE).exists());
+}
+
+#[test]
+fn claude_desktop() {
+    round_trip(
+        Client::ClaudeDesktop,
+        Scope::User,
+        "claude-desktop.json",
+        &["filesystem", "github"],
+    );
+}
+
+#[test]
+fn claude_code_user() {
+    round_trip(
+        Client::ClaudeCode,
+        Scope::User,
+        "claude-code.json",
+        &["airtable", "notion", "asana", "secure-api"],
+    );
+}
+
+#[test]
+fn claude_code_local() {
+    round_trip(
+        Client::ClaudeCode,
+        Scope::Local,
+        "claude-code.json",
+        &["stripe"],
+    );
+}
+
+#[test]
+fn claude_code_project() {
+    round_trip(
+        Client::ClaudeCode,
+        Scope::Project,
+        "claude-code-project.json",
+        &["shared-server", "api-server"],
+    );
+}
+
+#[test]
+fn cursor() {
+    round_trip(
+        Client::Cursor,
+        Scope::User,
+        "cursor.json",
+        &["playwright", "context7", "local-python"],
+    );
+}
+
+#[test]
+fn vscode_project_with_comments() {
+    round_trip(
+        Client::Vscode,
+        Scope::Project,
+        "vscode.jsonc",
+        &["Perplexity", "github", "fetch"],
+    );
+}
+
+#[test]
+fn vscode_user() {
+    round_trip(
+        Client::Vscode,
+        Scope::User,
+        "vscode.jsonc",
+        &["Perplexity", "github", "fetch"],
+    );
+}
+
+#[test]
+fn windsurf() {
+    round_trip(
+        Client::Windsurf,
+        Scope::User,
+        "windsurf.json",
+        &["github", "figma", "paused"],
+    );
+}
+
+#[test]
+fn codex() {
+    round_trip(Client::Codex, Scope::User, "codex.toml", &["docs", "figma"]);
+}
+
+#[test]
+fn gemini() {
+    round_trip(
+        Client::Gemini,
+        Scope::User,
+        "gemini.json",
+        &["pythonTools", "httpServer", "sseServer"],
+    );
+}
+
+#[test]
+fn zed_with_comments() {
+    round_trip(
+        Client::Zed,
+        Scope::User,
+        "zed.jsonc",
+        &["local-mcp-server", "remote-mcp-server", "legacy-server"],
+    );
+}
+
+/// What import makes of each client's forms, in mcpx's config.
+#[test]
+fn imported_entries_are_mcpx_entries() {
+    let home = Home::new();
+    let cases = [
+        (Client::Gemini, "gemini.json"),
+        (Client::Codex, "codex.toml"),
+        (Client::Vscode, "vscode.jsonc"),
+        (Client::Zed, "zed.jsonc"),
+        (Client::Windsurf, "windsurf.json"),
+    ];
+    let mut notes = Vec::new();
+    for (client, fixture) in cases {
+        let target = home.place(client, Scope::User, fixture);
+        let report = mcpclients::import(&home.request(&target)).unwrap();
+        for found in report.found {
+            for note in found.notes {
+                notes.push(format!("{} {}: {note}", client.name(), found.name));
+            }
+        }
+    }
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&home.config).unwrap()).unwrap();
+    let servers = &config["mcpServers"];
+    let project = home.places.cwd.display().to_string();
+    assert_eq!(
+        servers["pythonTools"],
+        json!({"command": "python", "args": ["-m", "my_mcp_server", "--port", "8080"],
+        "env": {"DATABASE_URL": "${DB_CONNECTION_STRING}", "API_KEY": "${EXTERNAL_API_KEY}"}, "cwd": "./mcp-servers/python"})
+    );
+    assert_eq!(
+        servers["httpServer"],
+        json!({"url": "http://localhost:3000/mcp", "headers": {"Authorization": "Bearer FIXTURE0secret0value0123456789"}})
+    );
+    assert_eq!(
+        servers["sseServer"],
+        json!({"url": "http://localhost:8080/sse"})
+    );
+    assert_eq!(
+        servers["docs"],
+        json!({"command": "npx", "args": ["-y", "mcp-server-docs"],
+        "env": {"API_KEY": "FIXTURE0secret0value0123456789", "DOCS_TOKEN": "${DOCS_TOKEN}"}, "startupTimeout": 20})
+    );
+    assert_eq!(
+        servers["figma"],
+        json!({"url": "https://mcp.figma.com/mcp",
+        "headers": {"Authorization": "Bearer ${FIGMA_OAUTH_TOKEN}", "X-Figma-Region": "us-east-1"}})
+    );
+    assert_eq!(
+        servers["Perplexity"]["env"],
+        json!({"PERPLEXITY_API_KEY": "${PERPLEXITY_KEY}"})
+    );
+    assert_eq!(
+        servers["legacy-server"],
+        json!({"command": "legacy-server", "args": ["--stdio"], "env": {"LEGACY_KEY": "value"}})
+    );
+    // Windsurf's figma collides with Codex's: renamed, the same input again merges.
+    assert_eq!(
+        servers["figma-windsurf"],
+        json!({"url": "https://example.com/figma/mcp",
+        "headers": {"Authorization": "Bearer FIXTURE0secret0value0123456789"}})
+    );
+    assert!(!project.is_empty());
+    assert_eq!(notes, [
+        "gemini pythonTools: not read by mcpx, left out: timeout, trust",
+        "gemini httpServer: not read by mcpx, left out: timeout",
+        "gemini sseServer: an SSE server: mcpx speaks Streamable HTTP to it, which SSE-only servers do not answer",
+        "vscode Perplexity: vscode asked for input 'perplexity-key' when the server started; mcpx reads the environment instead: set PERPLEXITY_KEY where mcpx runs",
+        "vscode fetch: not read by mcpx, left out: envFile",
+        "zed legacy-server: not read by mcpx, left out: settings, source",
+        "windsurf paused: disabled in windsurf: mcpx starts it",
+    ]);
+}
+
+#[test]
+fn a_missing_file_is_reported_and_nothing_written() {
+    let home = Home::new();
+    let target = Target::locate(Client::Cursor, Scope::User, &home.places).unwrap();
+    let err = mcpclients::import(&home.request(&target)).unwrap_err();
+    assert!(matches!(err, Error::Missing { .. }), "{err}");
+    // Cursor is not installed (no ~/.cursor): install says so.
+    let err = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: no such file (cursor does not seem to be installed: {} is not there)",
+            target.file.display(),
+            home.places.home.join(".cursor").display()
+        )
+    );
+    let err = mcpclients::uninstall(&home.request(&target), at(0)).unwrap_err();
+    assert!(matches!(err, Error::NotInstalled { .. }), "{err}");
+    assert!(!home.config.exists());
+}
+
+#[test]
+fn a_new_project_file_is_created_and_removed_again() {
+    let home = Home::new();
+    let target = Target::locate(Client::Cursor, Scope::Project, &home.places).unwrap();
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert!(report.created && report.backup.is_none());
+    assert_eq!(mcpclients::servers(&target).unwrap().unwrap().len(), 1);
+    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    assert!(!target.file.exists());
+}
+
+#[test]
+fn a_malformed_file_is_left_as_it_is() {
+    let home = Home::new();
+    for (client, text, want) in [
+        (
+            Client::ClaudeCode,
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"T\": \"sk-abc\"}},}}\n",
+            "line 1 column 62: a trailing comma",
+        ),
+        (
+            Client::Gemini,
+            "{\"mcpServers\": {\"a\": {\"command\": \"x\" \"args\": []}}}",
+            "line 1 column 38: expected ',' or '}'",
+        ),
+        (
+            Client::Codex,
+            "[mcp_servers.a]\ncommand = \"x\nenv = { T = \"sk-abc\" }\n",
+            "line 2 column 13: invalid basic string",
+        ),
+        (
+            Client::Zed,
+            "{\"context_servers\": {/* never closed }",
+            "line 1 column 22: a comment that never ends",
+        ),
+    ] {
+        let target = Target::locate(client, Scope::User, &home.places).unwrap();
+        std::fs::create_dir_all(target.file.parent().unwrap()).unwrap();
+        std::fs::write(&target.file, text).unwrap();
+        let err = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, Error::Malformed { .. }), "{message}");
+        assert!(message.contains(want), "{message}");
+        assert!(message.contains("left as it is"), "{message}");
+        assert!(!message.contains("sk-abc"), "{message}");
+        assert_eq!(std::fs::read_to_string(&target.file).unwrap(), text);
+        let ours = files_named(&target.file, "mcpx");
+        assert_eq!(ours, 0, "no backup, no temporary file");
+    }
+    assert!(!home.config.exists(), "mcpx's config untouched");
+}
+
+/// Claude Code rewrites its file all the time; a user adds a server after install and changes
+/// one install had put away. Uninstall keeps both and everything else Claude Code wrote.
+#[test]
+fn changes_made_between_install_and_uninstall_are_kept() {
+    let home = Home::new();
+    let target = home.place(Client::ClaudeCode, Scope::User, "claude-code.json");
+    let original = mcpclients::servers(&target).unwrap().unwrap();
+    mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    let text = std::fs::read_to_string(&target.file).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["numStartups"] = json!(13);
+    doc["tipsHistory"] = json!({"new-key": 1});
+    doc["mcpServers"]["added-later"] = json!({"type": "stdio", "command": "later"});
+    doc["mcpServers"]["notion"] = json!({"type": "http", "url": "https://mcp.notion.com/v2/mcp"});
+    std::fs::write(&target.file, serde_json::to_string(&doc).unwrap()).unwrap();
+
+    let report = mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    assert_eq!(
+        report
+            .kept
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>(),
+        ["added-later", "notion"]
+    );
+    let now = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(
+        names(&now),
+        ["airtable", "notion", "asana", "secure-api", "added-later"]
+    );
+    assert_eq!(now[1].1["url"], "https://mcp.notion.com/v2/mcp");
+    assert_eq!(now[0], original[0]);
+    let after = mcpclients::document(&target).unwrap().unwrap();
+    assert_eq!(after["numStartups"], 13);
+    assert_eq!(after["tipsHistory"], json!({"new-key": 1}));
+}
+
+/// A server added to the client after install is imported by the next install and comes back
+/// at uninstall with the others.
+#[test]
+fn installing_again_picks_up_servers_added_since() {
+    let home = Home::new();
+    let target = home.place(Client::Cursor, Scope::User, "cursor.json");
+    mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    let text = std::fs::read_to_string(&target.file).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["mcpServers"]["new-one"] = json!({"command": "new-one"});
+    std::fs::write(&target.file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(1)).unwrap();
+    assert!(!report.already);
+    assert_eq!(report.import.found.len(), 1);
+    assert!(report.import.skipped_gateway);
+    assert_eq!(mcpclients::servers(&target).unwrap().unwrap().len(), 1);
+    mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
+    let now = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(
+        names(&now),
+        ["playwright", "context7", "local-python", "new-one"]
+    );
+}
+
+#[test]
+fn dry_runs_write_nothing_and_show_no_secret() {
+    let home = Home::new();
+    let target = home.place(Client::ClaudeDesktop, Scope::User, "claude-desktop.json");
+    let before = std::fs::read_to_string(&target.file).unwrap();
+    let mut request = home.request(&target);
+    request.dry_run = true;
+    let report = mcpclients::install(&request, &home.gateway(), at(0)).unwrap();
+    assert_eq!(std::fs::read_to_string(&target.file).unwrap(), before);
+    assert!(!home.config.exists());
+    let shown = serde_json::to_string(
+        &report
+            .import
+            .found
+            .iter()
+            .map(|f| &f.shown)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    assert!(!shown.contains("FIXTURE0secret"), "{shown}");
+    assert!(shown.contains(mcpclients::MASK));
+}
+
+#[test]
+fn unknown_clients_and_scopes_are_named() {
+    assert_eq!(
+        Client::from_name("notepad").unwrap_err().to_string(),
+        "unknown client 'notepad': want one of claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, zed"
+    );
+    let home = Home::new();
+    let err = Target::locate(Client::ClaudeDesktop, Scope::Project, &home.places).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "claude-desktop has no project scope: it has user"
+    );
+}
+
+/// A file that already starts mcpx (its record lost, or written by hand): the gateway is never
+/// imported into its own config, and uninstall does not bring the old entry back.
+#[test]
+fn a_gateway_entry_already_there_is_not_imported() {
+    let home = Home::new();
+    let old =
+        json!({"command": "/opt/old/mcpx", "args": ["serve", "--config", "/elsewhere/mcpx.json"]});
+    let file = json!({"mcpServers": {"mcpx": old, "other": {"command": "other"}}});
+    home.write_json(".cursor/mcp.json", &file);
+    let target = Target::locate(Client::Cursor, Scope::User, &home.places).unwrap();
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert!(report.import.skipped_gateway);
+    assert_eq!(report.import.found.len(), 1);
+    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    let now = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(now, [("other".to_owned(), json!({"command": "other"}))]);
+}
+
+/// A Zed extension's entry holds only its settings: there is nothing for mcpx to start, so it
+/// stays in Zed's file beside mcpx, and uninstall leaves the servers as they were.
+#[test]
+fn entries_mcpx_cannot_run_stay_in_the_client() {
+    let home = Home::new();
+    let extension =
+        json!({"source": "extension", "enabled": true, "settings": {"token": "FIXTURE0secret"}});
+    let file =
+        json!({"context_servers": {"github": extension, "local": {"command": "srv", "args": []}}});
+    home.write_json(".config/zed/settings.json", &file);
+    let target = Target::locate(Client::Zed, Scope::User, &home.places).unwrap();
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert_eq!(report.import.found.len(), 2);
+    assert!(report.import.found[0].left_in_client);
+    assert_eq!(report.import.outcomes.len(), 1);
+    let now = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(names(&now), ["mcpx", "github"]);
+    let again = mcpclients::install(&home.request(&target), &home.gateway(), at(1)).unwrap();
+    assert!(again.already);
+    mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
+    assert_eq!(mcpclients::document(&target).unwrap().unwrap(), file);
+}

@@ -1,0 +1,265 @@
+//! `mcpx import`, `mcpx install` and `mcpx uninstall`: the client's file located from this
+//! process's environment, the work done by the `mcpclients` crate, its report printed. Entries
+//! are shown only masked; nothing here prints a value from a config file.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use mcpclients::{
+    Client, Gateway, ImportReport, InstallReport, Os, Outcome, Places, Request, Target,
+    UninstallReport,
+};
+
+use crate::cli::ClientChoice;
+use crate::output::print;
+
+/// The folders the client files are found from, read from this process's environment.
+pub(crate) fn places() -> anyhow::Result<Places> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let os = if cfg!(target_os = "macos") {
+        Os::MacOs
+    } else if cfg!(windows) {
+        Os::Windows
+    } else {
+        Os::Linux
+    };
+    let home = var("HOME").or_else(|| var("USERPROFILE")).ok_or_else(|| {
+        anyhow::anyhow!("neither HOME nor USERPROFILE is set: cannot find the clients' files")
+    })?;
+    Ok(Places {
+        home,
+        cwd: std::env::current_dir()?,
+        os,
+        appdata: var("APPDATA"),
+        xdg_config_home: var("XDG_CONFIG_HOME"),
+        codex_home: var("CODEX_HOME"),
+    })
+}
+
+/// The target of a choice.
+pub(crate) fn target(choice: &ClientChoice, places: &Places) -> anyhow::Result<Target> {
+    Ok(match choice {
+        ClientChoice::Client(client, scope) => Target::locate(*client, *scope, places)?,
+        ClientChoice::File(client, file) => Target::file(*client, &std::path::absolute(file)?),
+    })
+}
+
+/// Locates the chosen file and runs `work` on it: the target and what `work` reported.
+fn with_request<R>(
+    config: &Path,
+    choice: &ClientChoice,
+    dry_run: bool,
+    work: impl FnOnce(&Request<'_>) -> Result<R, mcpclients::Error>,
+) -> anyhow::Result<(Target, R)> {
+    let places = places()?;
+    let target = target(choice, &places)?;
+    let request = Request {
+        target: &target,
+        config,
+        places: &places,
+        dry_run,
+    };
+    let report = work(&request)?;
+    Ok((target, report))
+}
+
+fn backed_up(out: &mut String, target: &Target, backup: Option<&Path>) {
+    if let Some(backup) = backup {
+        let _ = writeln!(
+            out,
+            "backed up {} to {}",
+            target.file.display(),
+            backup.display()
+        );
+    }
+}
+
+fn describe(target: &Target) -> String {
+    match target.client {
+        Client::Generic => target.file.display().to_string(),
+        client => format!(
+            "{} ({}): {}",
+            client.name(),
+            target.scope.name(),
+            target.file.display()
+        ),
+    }
+}
+
+fn import_lines(out: &mut String, report: &ImportReport, dry_run: bool) {
+    let count = report.found.len();
+    let _ = writeln!(
+        out,
+        "{} server{} found in {}{}",
+        count,
+        if count == 1 { "" } else { "s" },
+        report.file.display(),
+        if report.skipped_gateway {
+            " (besides mcpx's own entry)"
+        } else {
+            ""
+        }
+    );
+    let mut outcomes = report.outcomes.iter();
+    for found in &report.found {
+        let outcome = if found.left_in_client {
+            None
+        } else {
+            outcomes.next()
+        };
+        let what = match outcome {
+            None => {
+                "left in the client's file: it names no command or URL mcpx could run".to_owned()
+            }
+            Some(Outcome::Added { .. }) => "added".to_owned(),
+            Some(Outcome::Same { to, .. }) if *to == found.name => {
+                "already in mcpx's config (the same entry)".to_owned()
+            }
+            Some(Outcome::Same { to, .. }) => format!("already in mcpx's config as {to}"),
+            Some(Outcome::Renamed { to, .. }) => {
+                format!(
+                    "added as {to}: mcpx's config has another server called {}",
+                    found.name
+                )
+            }
+            Some(_) => "?".to_owned(),
+        };
+        let _ = writeln!(out, "  {}: {what}", found.name);
+        for note in &found.notes {
+            let _ = writeln!(out, "    note: {note}");
+        }
+        if dry_run {
+            let shown = serde_json::to_string(&found.shown).unwrap_or_default();
+            let _ = writeln!(out, "    {shown}");
+        }
+    }
+    let verb = if dry_run { "would write" } else { "wrote" };
+    if report.written
+        || (dry_run
+            && report
+                .outcomes
+                .iter()
+                .any(|o| !matches!(o, Outcome::Same { .. })))
+    {
+        let _ = writeln!(out, "{verb} {}", report.config.display());
+    } else {
+        let _ = writeln!(out, "{} unchanged", report.config.display());
+    }
+}
+
+/// `mcpx import`.
+pub(crate) fn import(
+    config: &Path,
+    choice: &ClientChoice,
+    dry_run: bool,
+) -> anyhow::Result<ExitCode> {
+    let (target, report) = with_request(config, choice, dry_run, mcpclients::import)?;
+    let mut out = format!("{}\n", describe(&target));
+    import_lines(&mut out, &report, dry_run);
+    print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mcpx install`.
+pub(crate) fn install(
+    config: &Path,
+    choice: &ClientChoice,
+    dry_run: bool,
+    http: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let gateway = match http {
+        Some(url) => Gateway::Http {
+            url: url.to_owned(),
+        },
+        None => Gateway::Stdio {
+            program: std::env::current_exe()?,
+            config: config.to_path_buf(),
+        },
+    };
+    let (target, report) = with_request(config, choice, dry_run, |request| {
+        mcpclients::install(request, &gateway, std::time::SystemTime::now())
+    })?;
+    print(&install_lines(&target, &report, dry_run))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn install_lines(target: &Target, report: &InstallReport, dry_run: bool) -> String {
+    let mut out = format!("{}\n", describe(target));
+    import_lines(&mut out, &report.import, dry_run);
+    let entry = serde_json::to_string(&report.entry).unwrap_or_default();
+    let name = target.client.name();
+    if report.already {
+        let _ = writeln!(out, "mcpx is already installed there: nothing changed");
+        return out;
+    }
+    if dry_run {
+        let _ = writeln!(
+            out,
+            "would back up {} and make its only server {} = {entry}",
+            target.file.display(),
+            mcpclients::GATEWAY_NAME
+        );
+        return out;
+    }
+    backed_up(&mut out, target, report.backup.as_deref());
+    if report.backup.is_none() && report.created {
+        let _ = writeln!(out, "created {}", target.file.display());
+    }
+    let _ = writeln!(
+        out,
+        "its only server is now {} = {entry}\nrecorded what it replaced in {}\nrestart {name} to use it; `mcpx uninstall {name}` puts its servers back",
+        mcpclients::GATEWAY_NAME,
+        report.record.display()
+    );
+    out
+}
+
+/// `mcpx uninstall`.
+pub(crate) fn uninstall(
+    config: &Path,
+    choice: &ClientChoice,
+    dry_run: bool,
+) -> anyhow::Result<ExitCode> {
+    let (target, report) = with_request(config, choice, dry_run, |request| {
+        mcpclients::uninstall(request, std::time::SystemTime::now())
+    })?;
+    print(&uninstall_lines(&target, &report, dry_run))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn uninstall_lines(target: &Target, report: &UninstallReport, dry_run: bool) -> String {
+    let mut out = format!("{}\n", describe(target));
+    let verb = if dry_run {
+        "would put back"
+    } else {
+        "put back"
+    };
+    let _ = writeln!(
+        out,
+        "{verb} {} server{}: {}",
+        report.restored.len(),
+        if report.restored.len() == 1 { "" } else { "s" },
+        report.restored.join(", ")
+    );
+    for (name, why) in &report.kept {
+        let _ = writeln!(out, "  {name}: {why}");
+    }
+    if report.removed_gateway {
+        let _ = writeln!(
+            out,
+            "{} the entry install wrote ({})",
+            if dry_run { "would remove" } else { "removed" },
+            mcpclients::GATEWAY_NAME
+        );
+    }
+    backed_up(&mut out, target, report.backup.as_deref());
+    if !dry_run {
+        let _ = writeln!(out, "restart {} to use them", target.client.name());
+    }
+    out
+}

@@ -1,0 +1,254 @@
+//! `mcpx doctor`: one line per check, each failure with its fix. The checks are the config
+//! (it parses), each stdio server's command (on PATH), each server (starts and lists its
+//! tools, else its error and the end of its stderr), each stored login (valid, expiring or
+//! expired), the address `mcpx serve --http` would listen on (free), and which clients have
+//! mcpx installed. Exit 1 when a check fails. Nothing printed holds a value from the config:
+//! commands and server names only.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use mcpclient::Reach;
+use mcpclients::{Scope, Status, Target, CLIENTS};
+use mcpx::config::{Config, Server};
+
+use super::mcp::runtime;
+use crate::fleet::{start_all, Started};
+use crate::output::print;
+
+/// A token that expires within this long is reported as expiring.
+const EXPIRING: Duration = Duration::from_secs(24 * 3600);
+
+#[derive(Default)]
+struct Report {
+    text: String,
+    failed: bool,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str) {
+        let _ = writeln!(self.text, "ok    {what}");
+    }
+
+    fn warn(&mut self, what: &str) {
+        let _ = writeln!(self.text, "warn  {what}");
+    }
+
+    fn fail(&mut self, what: &str, fix: &str) {
+        self.failed = true;
+        let _ = writeln!(self.text, "FAIL  {what}\n      fix: {fix}");
+    }
+}
+
+/// What to install for a missing command.
+fn install_hint(program: &str) -> &'static str {
+    match program {
+        "npx" | "node" | "npm" => "install Node.js (it brings npx)",
+        "uvx" | "uv" => "install uv (it brings uvx)",
+        "docker" => "install Docker, and start its engine",
+        "dnx" | "dotnet" => "install the .NET 10 SDK (it brings dnx)",
+        "python" | "python3" => "install Python",
+        _ => "install it, or give its full path in the config",
+    }
+}
+
+/// Where `program` is found: itself when it names a path, else the first match on `path`.
+fn find_program(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            p.is_file()
+        }
+    };
+    if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
+        let p = PathBuf::from(program);
+        return executable(&p).then_some(p);
+    }
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+/// Checks each stdio server's command: the servers whose command is there (and HTTP ones).
+fn commands<'c>(report: &mut Report, config: &'c Config) -> Vec<&'c Server> {
+    let path = std::env::var_os("PATH");
+    let mut startable = Vec::new();
+    for server in &config.servers {
+        let Reach::Stdio(command) = &server.transport else {
+            startable.push(server);
+            continue;
+        };
+        match find_program(&command.program, path.as_deref()) {
+            Some(found) => {
+                report.ok(&format!("{}: command {}", server.name, found.display()));
+                startable.push(server);
+            }
+            None => report.fail(
+                &format!(
+                    "{}: command {} is not on PATH",
+                    server.name, command.program
+                ),
+                install_hint(&command.program),
+            ),
+        }
+    }
+    startable
+}
+
+fn starts(report: &mut Report, started: &[Started<'_>]) {
+    for Started { server, outcome } in started {
+        match outcome {
+            Ok(client) => report.ok(&format!(
+                "{}: starts and lists {} tools",
+                server.name,
+                client.tools().len()
+            )),
+            Err(failure) if crate::login::needs_login(&server.name) => report.fail(
+                &format!("{}: needs a login", server.name),
+                &format!("mcpx auth login {}", server.name),
+            ),
+            Err(failure) => {
+                let mut what = format!("{}: does not start: {:#}", server.name, failure.error);
+                for line in &failure.stderr {
+                    let _ = write!(what, "\n      stderr: {line}");
+                }
+                report.fail(
+                    &what,
+                    &format!(
+                        "run `mcpx tools {}` to see it start, and fix what its stderr says",
+                        server.name
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn logins(report: &mut Report, servers: &[&Server]) {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    for server in servers {
+        let status = crate::login::authorizer(server, mcpauth::Interaction::Never)
+            .ok()
+            .flatten()
+            .and_then(|a| a.status().ok().flatten());
+        let Some(status) = status else { continue };
+        let name = &server.name;
+        match status.expires_at {
+            Some(at) if at <= now && !status.refreshable => report.fail(
+                &format!("{name}: its login expired"),
+                &format!("mcpx auth login {name}"),
+            ),
+            Some(at) if at <= now => report.ok(&format!(
+                "{name}: access token expired, refreshed at its next use"
+            )),
+            Some(at) if at - now < EXPIRING.as_secs() && !status.refreshable => {
+                report.warn(&format!(
+                    "{name}: login expires in {} min; then `mcpx auth login {name}`",
+                    (at - now) / 60
+                ))
+            }
+            _ => report.ok(&format!("{name}: logged in at {}", status.issuer)),
+        }
+    }
+}
+
+fn address(report: &mut Report, addr: std::net::SocketAddr) {
+    match std::net::TcpListener::bind(addr) {
+        Ok(_) => report.ok(&format!("{addr} is free for mcpx serve --http")),
+        Err(e) => report.fail(
+            &format!("{addr} cannot be listened on: {e}"),
+            "stop what listens there, or pass another address: mcpx serve --http 127.0.0.1:PORT",
+        ),
+    }
+}
+
+fn clients(report: &mut Report) {
+    let Ok(places) = super::clients::places() else {
+        report.warn("cannot tell where the clients' files are: HOME is not set");
+        return;
+    };
+    let mut absent = Vec::new();
+    let mut seen = Vec::new();
+    for client in CLIENTS {
+        for &scope in client.scopes().iter().filter(|s| **s != Scope::Local) {
+            let Ok(target) = Target::locate(client, scope, &places) else {
+                continue;
+            };
+            // In the home folder a project file may be the user's own.
+            if seen.contains(&target.file) {
+                continue;
+            }
+            seen.push(target.file.clone());
+            let label = format!("{} ({})", client.name(), scope.name());
+            match mcpclients::status(&target) {
+                Ok(Status::NoFile) => absent.push(label),
+                Ok(Status::Installed { alone: true }) => {
+                    report.ok(&format!("{label}: mcpx installed ({})", target.file.display()))
+                }
+                Ok(Status::Installed { alone: false }) => report.warn(&format!(
+                    "{label}: mcpx installed beside other servers ({}); `mcpx install {}` moves them behind it",
+                    target.file.display(),
+                    client.name()
+                )),
+                Ok(Status::NotInstalled { servers }) => report.warn(&format!(
+                    "{label}: mcpx not installed, {servers} servers of its own ({}); `mcpx install {}{}` puts mcpx in front",
+                    target.file.display(),
+                    client.name(),
+                    if scope == Scope::Project { " --scope project" } else { "" }
+                )),
+                Err(e) => report.fail(&format!("{label}: {e}"), "fix the file, or ignore it"),
+            }
+        }
+    }
+    if !absent.is_empty() {
+        let _ = writeln!(report.text, "--    no config file: {}", absent.join(", "));
+    }
+}
+
+/// `mcpx doctor`.
+pub(crate) fn run(
+    config: anyhow::Result<Config>,
+    http: std::net::SocketAddr,
+) -> anyhow::Result<ExitCode> {
+    let mut report = Report::default();
+    match config {
+        Ok(config) => {
+            report.ok(&format!(
+                "config {} parses: {} servers",
+                config.path.display(),
+                config.servers.len()
+            ));
+            let startable = commands(&mut report, &config);
+            let started = runtime()?.block_on(start_all(&startable));
+            starts(&mut report, &started);
+            let remote: Vec<&Server> = startable
+                .iter()
+                .copied()
+                .filter(|s| matches!(s.transport, Reach::Http(_)))
+                .collect();
+            logins(&mut report, &remote);
+        }
+        Err(err) => report.fail(
+            &format!("{err:#}"),
+            "fix the config file, or create one: mcpx import CLIENT",
+        ),
+    }
+    address(&mut report, http);
+    clients(&mut report);
+    print(&report.text)?;
+    Ok(if report.failed {
+        ExitCode::from(crate::cli::EXIT_NO)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

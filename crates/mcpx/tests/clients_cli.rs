@@ -1,0 +1,290 @@
+//! `mcpx import`, `install`, `uninstall` and `doctor` as a user runs them: what they print
+//! (never a secret, `--dry-run` masked), their exit codes and errors for bad input.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+const MCPX: &str = env!("CARGO_BIN_EXE_mcpx");
+
+/// The secret every fixture holds, which no output may show.
+const SECRET: &str = "sk-FIXTURE0secret0value0123456789";
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// `mcpx ARGS` in the home folder, with only it in the environment.
+    fn mcpx(&self, args: &[&str]) -> Run {
+        let out = std::process::Command::new(MCPX)
+            .args(args)
+            .current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let run = Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert!(
+            !run.stdout.contains(SECRET) && !run.stderr.contains(SECRET),
+            "a secret was printed:\n{}{}",
+            run.stdout,
+            run.stderr
+        );
+        run
+    }
+}
+
+fn cursor_file() -> String {
+    json!({"mcpServers": {
+        "demo": {"command": MCPX, "args": ["demo-server"], "env": {"API_KEY": SECRET}},
+        "remote": {"url": "https://mcp.example.com/mcp?key=abc", "headers": {"Authorization": format!("Bearer {SECRET}")}}
+    }})
+    .to_string()
+}
+
+fn replace_home(text: &str, home: &Path) -> String {
+    text.replace(&home.display().to_string(), "HOME")
+        .replace(MCPX, "MCPX")
+}
+
+#[test]
+fn import_shows_what_it_would_do_with_secrets_masked() {
+    let home = Home::new();
+    home.write(".cursor/mcp.json", &cursor_file());
+    let run = home.mcpx(&["import", "cursor", "--dry-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        replace_home(&run.stdout, &home.path()),
+        "cursor (user): HOME/.cursor/mcp.json\n\
+         2 servers found in HOME/.cursor/mcp.json\n  \
+           demo: added\n    \
+             {\"command\":\"MCPX\",\"args\":[\"demo-server\"],\"env\":{\"API_KEY\":\"•••\"}}\n  \
+           remote: added\n    \
+             {\"url\":\"https://mcp.example.com/mcp?key=•••\",\"headers\":{\"Authorization\":\"•••\"}}\n\
+         would write HOME/.config/mcpx/config.json\n"
+    );
+    assert!(!home.path().join(".config/mcpx/config.json").exists());
+    // For real: the config keeps the values as the client's file had them.
+    let run = home.mcpx(&["import", "cursor"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".config/mcpx/config.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(config["mcpServers"]["demo"]["env"]["API_KEY"], SECRET);
+}
+
+#[test]
+fn install_then_uninstall_through_the_command_line() {
+    let home = Home::new();
+    let file = home.write(".cursor/mcp.json", &cursor_file());
+    let before = std::fs::read_to_string(&file).unwrap();
+    let run = home.mcpx(&["--config", "mcpx.json", "install", "cursor"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let shown = replace_home(&run.stdout, &home.path());
+    assert!(shown.contains("its only server is now mcpx = {\"command\":\"MCPX\",\"args\":[\"serve\",\"--config\",\"HOME/mcpx.json\"]}"), "{shown}");
+    assert!(
+        shown.contains("restart cursor to use it; `mcpx uninstall cursor` puts its servers back"),
+        "{shown}"
+    );
+    let run = home.mcpx(&["--config", "mcpx.json", "install", "cursor"]);
+    assert!(
+        run.stdout
+            .contains("mcpx is already installed there: nothing changed"),
+        "{}",
+        run.stdout
+    );
+    // doctor sees it.
+    let run = home.mcpx(&["--config", "mcpx.json", "doctor", "--http", "127.0.0.1:0"]);
+    assert!(
+        run.stdout.contains("ok    cursor (user): mcpx installed"),
+        "{}",
+        run.stdout
+    );
+    let run = home.mcpx(&["--config", "mcpx.json", "uninstall", "cursor"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("put back 2 servers: demo, remote"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let home = Home::new();
+    let run = home.mcpx(&["install", "notepad"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "mcpx: unknown client 'notepad': want one of claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, zed\n"
+    );
+    let run = home.mcpx(&["import", "gemini"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains(".gemini/settings.json: no such file (gemini's user config)"),
+        "{}",
+        run.stderr
+    );
+    let bad = format!("{{\"mcpServers\": {{\"a\": {{\"env\": {{\"K\": \"{SECRET}\"}}}}");
+    let file = home.write(".gemini/settings.json", &bad);
+    let run = home.mcpx(&["install", "gemini"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("is not valid JSON, so it was left as it is (line 1 column"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(file).unwrap(), bad);
+    let run = home.mcpx(&["uninstall", "cursor", "--scope", "project"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("mcpx has not been installed here"),
+        "{}",
+        run.stderr
+    );
+    let run = home.mcpx(&["install", "windsurf", "--scope", "project"]);
+    assert!(
+        run.stderr
+            .contains("windsurf has no project scope: it has user"),
+        "{}",
+        run.stderr
+    );
+    let run = home.mcpx(&[
+        "install",
+        "claude-desktop",
+        "--http",
+        "http://127.0.0.1:8787/mcp",
+    ]);
+    assert!(
+        run.stderr
+            .contains("claude-desktop cannot reach a server over HTTP from its config file"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn install_with_http_writes_each_clients_remote_form() {
+    let home = Home::new();
+    home.write(".gemini/settings.json", "{}");
+    let run = home.mcpx(&[
+        "--config",
+        "mcpx.json",
+        "install",
+        "gemini",
+        "--http",
+        "http://127.0.0.1:8787/mcp",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".gemini/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        file,
+        json!({"mcpServers": {"mcpx": {"httpUrl": "http://127.0.0.1:8787/mcp"}}})
+    );
+}
+
+#[test]
+fn doctor_says_what_is_wrong_and_how_to_fix_it() {
+    let home = Home::new();
+    let config = json!({"mcpServers": {
+        "demo": {"command": MCPX, "args": ["demo-server"]},
+        "missing": {"command": "uvx", "args": ["mcp-server-nothing"]},
+        "dies": {"command": "sh", "args": ["-c", "echo cannot open the database >&2; exit 3"]}
+    }});
+    home.write("mcpx.json", &config.to_string());
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let out = std::process::Command::new(MCPX)
+        .args(["--config", "mcpx.json", "doctor", "--http", &addr])
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    for want in [
+        "ok    config mcpx.json parses: 3 servers",
+        "FAIL  missing: command uvx is not on PATH\n      fix: install uv (it brings uvx)",
+        "ok    demo: starts and lists 6 tools",
+        "FAIL  dies: does not start: ",
+        "      stderr: cannot open the database",
+        &format!("FAIL  {addr} cannot be listened on: "),
+        "--    no config file: claude-desktop (user)",
+    ] {
+        assert!(stdout.contains(want), "{want}:\n{stdout}");
+    }
+}
+
+/// What import writes is a config mcpx reads: every fixture of every client imported into one
+/// config (collisions renamed), which then parses with every `${VAR}` set.
+#[test]
+fn imported_configs_load() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcpclients/tests/fixtures");
+    let home = Home::new();
+    let cases = [
+        (
+            "claude-desktop",
+            "claude-desktop.json",
+            ".config/Claude/claude_desktop_config.json",
+        ),
+        ("claude-code", "claude-code.json", ".claude.json"),
+        ("cursor", "cursor.json", ".cursor/mcp.json"),
+        ("vscode", "vscode.jsonc", ".config/Code/User/mcp.json"),
+        (
+            "windsurf",
+            "windsurf.json",
+            ".codeium/windsurf/mcp_config.json",
+        ),
+        ("codex", "codex.toml", ".codex/config.toml"),
+        ("gemini", "gemini.json", ".gemini/settings.json"),
+        ("zed", "zed.jsonc", ".config/zed/settings.json"),
+    ];
+    for (client, fixture, place) in cases {
+        let text = std::fs::read_to_string(Path::new(fixtures).join(fixture)).unwrap();
+        home.write(place, &text);
+        let run = home.mcpx(&["--config", "mcpx.json", "import", client]);
+        assert_eq!(run.code, 0, "{client}: {}", run.stderr);
+    }
+    let text = std::fs::read_to_string(home.path().join("mcpx.json")).unwrap();
+    let (servers, _) = mcpx::config::parse(&text, &|_| Some("set".to_owned()))
+        .unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+    assert_eq!(servers.len(), 23, "{text}");
+}
