@@ -411,6 +411,9 @@ async fn parked_calls_hold_no_upstream_place_and_one_client_parks_its_share() {
         Client::from(BYSTANDER, &peer),
     );
     let theirs = bystander.open().await;
+    let pid = peer.pid().unwrap();
+    let quiet = pings(&bystander, &theirs, 8).await;
+    let (before, _) = memory_kib(pid);
     // As many calls waiting on their client as a server takes in flight (and the per-client
     // share of parked calls).
     let parked = futures_util::future::join_all(
@@ -437,6 +440,14 @@ async fn parked_calls_hold_no_upstream_place_and_one_client_parks_its_share() {
         .as_str()
         .unwrap_or_default();
     assert!(text.contains("still here"), "{echoed}");
+    let loaded = pings(&bystander, &theirs, 8).await;
+    let (_, peak) = memory_kib(pid);
+    figure(
+        "32 parked 2026-07-28 calls on one server",
+        p50_p99(quiet),
+        p50_p99(loaded),
+        (before, peak),
+    );
     // And a parked call is taken back by its retry.
     let first = &parked[0]["result"];
     let key = first["inputRequests"]
