@@ -13,7 +13,7 @@ use std::time::Duration;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, EncodingKey, Header};
 use serde::Serialize;
 
-use crate::token::now;
+use crate::clock::now;
 use crate::{AuthError, Secret, ServerMetadata};
 
 /// How long a client assertion is valid: long enough for one token request, short enough that

@@ -15,11 +15,12 @@ use mcpclient::{AuthFailure, AuthHeader, AuthTarget, BoxFuture, HttpAuth, Refusa
 use url::Url;
 
 use crate::assertion_source::Assertion;
+use crate::clock::now;
 use crate::discovery::canonical;
 use crate::dpop::{DpopKey, DPOP_ALGORITHM, DPOP_SCHEME, USE_DPOP_NONCE};
 use crate::fetch::Dpop;
 use crate::store::{client_key, load, save, tokens_key};
-use crate::token::{self, now};
+use crate::token;
 use crate::{
     discover, AuthError, Challenge, ClientRecord, Discovery, Loopback, PrivateKey, Secret, Store,
     TokenRecord,

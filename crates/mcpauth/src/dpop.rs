@@ -12,7 +12,7 @@ use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Serialize;
 
-use crate::token::now;
+use crate::clock::now;
 use crate::{AuthError, Secret};
 
 /// The algorithm of mcpx's DPoP keys.

@@ -25,6 +25,7 @@ mod assertion;
 mod assertion_source;
 mod authorizer;
 mod challenge;
+mod clock;
 mod discovery;
 mod dpop;
 mod error;

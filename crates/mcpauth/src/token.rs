@@ -2,7 +2,7 @@
 //! refresh, and the client-credentials grant, each with the `resource` indicator (RFC 8707) and
 //! the client's authentication (none, its secret, or a signed assertion).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use crate::clock::now;
 
 use oauth2::basic::BasicClient;
 use oauth2::{
@@ -302,12 +302,4 @@ pub(crate) async fn request(
             })
             .map(|d| d.key.to_secret()),
     })
-}
-
-/// Seconds since the Unix epoch.
-pub(crate) fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .as_secs()
 }
