@@ -19,7 +19,8 @@ use mcpclient::codes::error;
 
 impl Hub {
     /// The connection `session`'s request goes through to server `index`: the shared one, or
-    /// for a per-session server the session's own (started now if it has none).
+    /// for a per-session server the session's own (started now if it has none, or if its own
+    /// has closed and is not forgotten yet).
     pub(crate) async fn connection_for(
         self: &Arc<Self>,
         session: &Arc<Session>,
@@ -28,11 +29,22 @@ impl Hub {
         if self.upstreams[index].is_shared() {
             return self.running(index).await;
         }
-        let cell = self.instances.cell(session, index);
-        let running = cell
-            .get_or_try_init(|| self.start_instance(session, index))
-            .await?;
-        Ok(running.clone())
+        let mut replaced = false;
+        loop {
+            let cell = self.instances.cell(session, index);
+            let running = cell
+                .get_or_try_init(|| self.start_instance(session, index))
+                .await?;
+            // One that closed as soon as it started is the request's failure, not a reason to
+            // start another.
+            if !running.client.is_closed() || replaced {
+                return Ok(running.clone());
+            }
+            // As its watcher will once it sees the close: forgotten, and another started.
+            let owner = Arc::as_ptr(session) as usize;
+            self.instances.forget((owner, index), running);
+            replaced = true;
+        }
     }
 
     async fn start_instance(
