@@ -184,7 +184,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "FILE")]
         audit: Option<std::path::PathBuf>,
         /// Seconds the requests in flight get to finish after SIGTERM or SIGINT, while no new
-        /// session is taken; a second signal stops at once. 0: stop at once.
+        /// session is taken (a second signal stops at once), or after the end of the input on
+        /// stdio. 0: stop at once.
         #[arg(long, value_name = "SECONDS", default_value_t = mcpgateway::DRAIN_TIMEOUT.as_secs())]
         drain_timeout: u64,
         /// Worker threads of the HTTP front [default: one per core, at least 2].

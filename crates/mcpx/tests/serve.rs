@@ -567,20 +567,7 @@ async fn every_protocol_version_is_negotiated_and_spoken() {
 /// `mcpx --config CONFIG serve` with its input and output piped (and unread) and its log
 /// discarded; killed when dropped.
 fn serve_quietly(config: &std::path::Path) -> tokio::process::Child {
-    serve_piped(config, std::process::Stdio::null())
-}
-
-/// `mcpx --config CONFIG serve` with its input and output piped and its log going to `log`;
-/// killed when dropped.
-fn serve_piped(config: &std::path::Path, log: std::process::Stdio) -> tokio::process::Child {
-    tokio::process::Command::new(common::MCPX)
-        .args(["--config", &config.display().to_string(), "serve"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap()
+    common::serve_piped(config, &[], std::process::Stdio::null())
 }
 
 /// Starts `mcpx serve` in front of a stubborn demo server, a server started through a wrapper
@@ -870,7 +857,7 @@ async fn a_client_that_never_reads_the_log_holds_nothing_up() {
     use tokio::io::AsyncWriteExt;
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), &[], "", "");
-    let mut gateway = serve_piped(&config, std::process::Stdio::piped());
+    let mut gateway = common::serve_piped(&config, &[], std::process::Stdio::piped());
     // Held open, never read.
     let _log = gateway.stderr.take().unwrap();
     let mut input = gateway.stdin.take().unwrap();

@@ -576,14 +576,7 @@ async fn non_json_is_a_parse_error_on_both_fronts() {
     assert_eq!(body["error"]["code"], -32700, "{body}");
 
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut child = tokio::process::Command::new(common::MCPX)
-        .args(["--config", &config.display().to_string(), "serve"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = common::serve_piped(&config, &[], std::process::Stdio::null());
     let mut input = child.stdin.take().unwrap();
     let mut output = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     input

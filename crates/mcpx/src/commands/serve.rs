@@ -249,7 +249,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     gateway.drain(serve.drain_timeout, &stop).await;
                 };
                 tokio::select! {
-                    served = mcpgateway::serve_stdio(&gateway, input, output) => {
+                    served = mcpgateway::serve_stdio(&gateway, input, output, serve.drain_timeout) => {
                         served.context("stdio front")
                     }
                     () = drained => {

@@ -337,6 +337,24 @@ pub fn serve_stdio(config: &Path) -> StdioTransport {
     .unwrap()
 }
 
+/// `mcpx --config CONFIG serve ARGS` with its input and output piped and its log going to
+/// `log`; killed when dropped.
+pub fn serve_piped(
+    config: &Path,
+    args: &[&str],
+    log: std::process::Stdio,
+) -> tokio::process::Child {
+    tokio::process::Command::new(MCPX)
+        .args(["--config", &config.display().to_string(), "serve"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 /// `mcpx --config CONFIG serve --http` on an ephemeral loopback port, with `env`.
 pub async fn serve_http_with(config: &Path, env: &[(&str, &str)]) -> mcpx_interop::HttpPeer {
     let config = config.display().to_string();
