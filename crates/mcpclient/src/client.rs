@@ -922,7 +922,7 @@ impl Inner {
         }
         for tool in &tools {
             if let Some(error) = tool.input_error() {
-                tracing::warn!(tool = tool.name(), %error, "inputSchema does not compile; calls to it are refused");
+                tracing::warn!(target: crate::SCHEMA_LOG_TARGET, tool = tool.name(), %error, "inputSchema does not compile; calls to it are refused");
             }
         }
         let mut warnings = list_warnings(&tools);
@@ -950,7 +950,7 @@ impl Inner {
             *table.write().unwrap_or_else(|p| p.into_inner()) = declared;
         }
         for warning in &warnings {
-            tracing::warn!(tool = %warning.tool, lines = ?warning.lines, "{}", warning.message);
+            tracing::warn!(target: crate::SCHEMA_LOG_TARGET, tool = %warning.tool, lines = ?warning.lines, "{}", warning.message);
         }
         let tools = Arc::new(tools);
         let mut kept = self.tools.write().unwrap_or_else(|p| p.into_inner());
@@ -1037,8 +1037,10 @@ impl Inner {
             Some(Ok(schema)) => output_warnings(name, schema, &response),
             _ => Vec::new(),
         };
+        // The caller gets them in the outcome and reports them (the command line prints them,
+        // the gateway logs them with the server's name): logged here only for debugging.
         for warning in &warnings {
-            tracing::warn!(tool = name, lines = ?warning.lines, "{}", warning.message);
+            tracing::debug!(tool = name, lines = ?warning.lines, "{}", warning.message);
         }
         Ok(CallOutcome {
             response,
