@@ -50,10 +50,8 @@ fn base(url: &str) -> String {
 /// Waits (at most [`BOUND`]) until the demo server of `dir` has received a call of `tool`.
 async fn arrived(dir: &std::path::Path, tool: &str) {
     let started = std::time::Instant::now();
-    let needle = format!(r#""name":"{tool}""#);
     while started.elapsed() < BOUND {
-        let transcript = std::fs::read_to_string(dir.join("demo.jsonl")).unwrap_or_default();
-        if transcript.contains(&needle) {
+        if common::call_arrived(&dir.join("demo.jsonl"), tool) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

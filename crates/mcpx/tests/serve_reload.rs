@@ -111,16 +111,19 @@ fn hangup(gateway: &HttpPeer) {
     assert!(status.success());
 }
 
-/// Whether `record` (a demo server's transcript) shows a `slow` call arrived.
+/// Whether `record` (a demo server's transcript) shows a `slow` call arrived (before, any
+/// mention of `"name":"slow"` counted, and the tool list has one: the reload could come
+/// before the call reached the server, and the call go to the changed server's new process).
 fn slow_call_arrived(dir: &Path, record: &str) -> bool {
-    std::fs::read_to_string(dir.join(record)).is_ok_and(|t| t.contains(r#""name":"slow""#))
+    common::call_arrived(&dir.join(record), "slow")
 }
 
 /// Two clients stay connected across a SIGHUP reload that adds `added`, removes `gone` and
 /// changes `moved` (a new record file, and `crash` denied): their calls in flight (one to the
-/// untouched `demo`, one to the changed `moved`) finish with their answers, both clients are told
-/// the tools changed and see the new list, and go on calling in the same sessions; the removed
-/// server's process and the old `moved` are stopped.
+/// untouched `demo`, one to the changed `moved`) finish with their answers (the old `moved`
+/// process answers its call; the new one never sees it), both clients are told the tools
+/// changed and see the new list, and go on calling in the same sessions; the removed server's
+/// process and the old `moved` are stopped and reaped.
 #[tokio::test(flavor = "multi_thread")]
 async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
     if spec().is_none() {
@@ -151,6 +154,12 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
     let reload = async {
         assert!(eventually(|| slow_call_arrived(d, "demo.jsonl")).await);
         assert!(eventually(|| slow_call_arrived(d, "moved.jsonl")).await);
+        let old: Vec<u32> = ["gone.jsonl", "moved.jsonl"]
+            .iter()
+            .flat_map(|record| processes_with(record))
+            .map(|(pid, _)| pid)
+            .collect();
+        assert_eq!(old.len(), 2, "{old:?}");
         write_config(
             &config,
             &[
@@ -172,9 +181,10 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
             names(&bob),
             gateway.log()
         );
+        old
     };
     let slow = json!({"ms": CALL_MS});
-    let (in_demo, in_moved, ()) = tokio::join!(
+    let (in_demo, in_moved, old) = tokio::join!(
         alice.call_tool("demo__slow", slow.clone()),
         bob.call_tool("moved__slow", slow.clone()),
         reload
@@ -182,6 +192,18 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
     let expected = format!("slept {CALL_MS} ms");
     assert_eq!(text(&in_demo.unwrap()), expected);
     assert_eq!(text(&in_moved.unwrap()), expected, "{}", gateway.log());
+    // The changed server's old process answered the call it had; the new one never got it.
+    let transcript = |record: &str| std::fs::read_to_string(d.join(record)).unwrap_or_default();
+    assert!(
+        transcript("moved.jsonl").contains(&expected),
+        "{}",
+        transcript("moved.jsonl")
+    );
+    assert!(
+        !slow_call_arrived(d, "moved2.jsonl"),
+        "{}",
+        transcript("moved2.jsonl")
+    );
     assert!(relisted(&mut alice_events) >= 1);
     assert!(relisted(&mut bob_events) >= 1);
 
@@ -203,14 +225,11 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
         log.contains(r#"added=["added"] removed=["gone"] changed=["moved"] unchanged=1"#),
         "{log}"
     );
+    // Stopped and reaped: not even a zombie is left.
     assert!(
-        eventually(
-            || processes_with("gone.jsonl").is_empty() && processes_with("moved.jsonl").is_empty()
-        )
-        .await,
-        "the removed and the old changed server still run: {:?} {:?}",
-        processes_with("gone.jsonl"),
-        processes_with("moved.jsonl")
+        eventually(|| common::still_there(&old).is_empty()).await,
+        "the removed and the old changed server are still there: {:?}",
+        common::still_there(&old)
     );
     assert_eq!(processes_with("moved2.jsonl").len(), 1);
 }
