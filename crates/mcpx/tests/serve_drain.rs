@@ -14,6 +14,12 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 /// How long any one wait here may take before the test fails instead of hanging.
 const BOUND: Duration = Duration::from_secs(30);
 
+/// How long mcpx may take to exit once nothing is left in flight: the HTTP connections'
+/// [`mcpgateway::DRAIN_GRACE`], then the servers' stop ([`common::SERVERS_STOP`]),
+/// documented as "gone within about 5 s of the drain's end".
+const STOPPED_WITHIN: Duration =
+    Duration::from_secs(mcpgateway::DRAIN_GRACE.as_secs() + common::SERVERS_STOP.as_secs());
+
 /// A token for the front, which must not show in a health answer.
 const TOKEN: &str = "health-test-token-8d1f";
 
@@ -169,15 +175,16 @@ impl Draining {
         }
     }
 
-    /// The slow call's answer, then waits until mcpx is gone (failing past [`BOUND`]).
-    async fn answer_then_gone(self) -> String {
-        let answer = tokio::time::timeout(BOUND, self.slow)
+    /// The slow call's answer (failing past `within`), then waits until mcpx is gone (failing
+    /// past [`STOPPED_WITHIN`]).
+    async fn answer_then_gone(self, within: Duration) -> String {
+        let answer = tokio::time::timeout(within, self.slow)
             .await
-            .unwrap()
+            .unwrap_or_else(|_| panic!("the call in flight not answered within {within:?}"))
             .unwrap();
-        let took = common::gone_within(self.pid, BOUND).await;
+        let took = common::gone_within(self.pid, STOPPED_WITHIN).await;
         assert!(
-            took < BOUND,
+            took < STOPPED_WITHIN,
             "mcpx still running {took:?} after its last call was answered"
         );
         answer
@@ -217,17 +224,18 @@ async fn sigterm_lets_the_calls_in_flight_finish_and_takes_no_new_session() {
     assert_eq!(listed.status(), StatusCode::OK);
     let listed: Value = serde_json::from_str(&listed.text().await.unwrap()).unwrap();
     assert!(listed["result"]["tools"].as_array().is_some(), "{listed}");
-    let answer = draining.answer_then_gone().await;
+    let answer = draining.answer_then_gone(BOUND).await;
     assert!(answer.contains("slept 3000 ms"), "{answer}");
 }
 
 /// A second SIGTERM ends the drain at once: the call still in flight is answered
-/// "shutting down" and mcpx exits, far within the drain's bound of 600 s.
+/// "shutting down" within [`common::AT_ONCE`] (before: within 30 s) and mcpx exits within
+/// [`STOPPED_WITHIN`], far within the drain's bound of 600 s and the call's 60 s.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_sigterm_stops_at_once() {
     let draining = Draining::start(60_000).await;
     common::signal(draining.pid, "TERM");
-    let answer = draining.answer_then_gone().await;
+    let answer = draining.answer_then_gone(common::AT_ONCE).await;
     assert!(answer.contains("shutting down"), "{answer}");
 }
 
@@ -293,18 +301,13 @@ async fn the_stdio_front_serves_health_on_its_own_address_and_drains() {
         answer["result"]["content"][0]["text"], "slept 2000 ms",
         "{answer}"
     );
-    let status = tokio::time::timeout(BOUND, child.wait())
+    let status = tokio::time::timeout(STOPPED_WITHIN, child.wait())
         .await
-        .unwrap()
+        .unwrap_or_else(|_| panic!("mcpx still running {STOPPED_WITHIN:?} after its answer"))
         .unwrap();
     assert!(status.success(), "{status}");
     drop(input);
 }
-
-/// How long mcpx may take to stop its servers once it has nothing left to answer: each demo
-/// server is given [`mcpclient::STOP_GRACE`] to end after its input closes, then as long
-/// after SIGTERM; and one more second for a loaded machine.
-const SERVERS_STOP: Duration = Duration::from_secs(2 * mcpclient::STOP_GRACE.as_secs() + 1);
 
 /// `mcpx serve ARGS` on stdio, given `messages` and then the end of its input, as
 /// `printf … | mcpx serve` does: every line it wrote, in order, and whether it exited 0
@@ -366,7 +369,7 @@ async fn the_end_of_the_input_leaves_no_request_unanswered() {
     messages.push(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     messages.push(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
         "params": {"name": "demo__slow", "arguments": {"ms": 1000}}}));
-    let bound = Duration::from_secs(1) + SERVERS_STOP;
+    let bound = Duration::from_secs(1) + common::SERVERS_STOP;
     let (lines, success) = piped(dir.path(), &[], &messages, bound).await;
     assert!(success, "{lines:?}");
     let initialized = answer(&lines, 1).expect("initialize answered");
@@ -391,7 +394,7 @@ async fn the_end_of_the_input_waits_at_most_the_drain_timeout() {
     messages.push(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "demo__slow", "arguments": {"ms": 60_000}}}));
     messages.push(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
-    let bound = Duration::from_secs(1) + SERVERS_STOP;
+    let bound = Duration::from_secs(1) + common::SERVERS_STOP;
     let (lines, success) = piped(dir.path(), &["--drain-timeout", "1"], &messages, bound).await;
     assert!(success, "{lines:?}");
     assert_eq!(

@@ -13,6 +13,23 @@ use serde_json::{json, Value};
 /// The drifting tool's result, exactly as the demo server sends it.
 pub const DRIFTING: &str = r#"{"zeta":true,"content":[{"type":"text","text":"drifted"}],"structuredContent":{"sum":"eleven","big":18446744073709551617,"precise":0.100000000000000000000000000001,"negative":-18446744073709551617,"z":1,"a":2},"x-vendor":{"kept":[1,2,3]},"isError":false}"#;
 
+/// How long mcpx may take to stop its servers once it stops: each server gets
+/// [`mcpclient::STOP_GRACE`] to end after its input closes, as long after SIGTERM, then
+/// SIGKILL; and a second for a loaded machine.
+pub const SERVERS_STOP: Duration = Duration::from_secs(2 * mcpclient::STOP_GRACE.as_secs() + 1);
+
+/// How soon "at once" is: what mcpx does without waiting on anything (a crashed server's call
+/// answered, a request refused, the calls in flight answered when a drain ends) reaches the
+/// test in well under a second, debug build; room for a loaded machine.
+pub const AT_ONCE: Duration = Duration::from_secs(2);
+
+/// The output of `what`, which must be done [`AT_ONCE`].
+pub async fn at_once<T>(what: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(AT_ONCE, what)
+        .await
+        .unwrap_or_else(|_| panic!("not done within {AT_ONCE:?}"))
+}
+
 /// How long a test waits for any one frame.
 pub const FRAME_WAIT: Duration = Duration::from_secs(30);
 
