@@ -657,7 +657,17 @@ async fn a_slow_acknowledgement_holds_up_no_call() {
         .await;
     let answer = client.call("p__p", json!({})).await.value().unwrap();
     assert_eq!(answer["result"]["content"][0]["text"], "line one\nline two");
-    let log = pretty.log();
+    // The server's log is read by a thread of the test's: its line may come after the answer.
+    let log = common::at_once(async {
+        loop {
+            let log = pretty.log();
+            if log.contains("call p") {
+                return log;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
     let called = log.find("call p").expect("the call reached the server");
     let acked = log.find("acked notifications/roots/list_changed");
     assert!(acked.is_none_or(|acked| called < acked), "{log}");
