@@ -191,7 +191,7 @@ impl Default for ClientOptions {
 }
 
 /// Options for one call.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct CallOptions {
     /// Overrides the client's timeout for this call.
     pub timeout: Option<Duration>,
@@ -552,6 +552,12 @@ impl Client {
         self.inner.list_all(method, key).await
     }
 
+    /// Whether the connection has closed (the server exited, or [`Client::close`]) or is
+    /// closing: a request made now is refused unsent ([`RpcError::NotSent`]).
+    pub fn is_closed(&self) -> bool {
+        self.inner.connection.is_closed()
+    }
+
     /// Closes the connection and waits until it is closed (for stdio: the server stopped and
     /// reaped). Calls still waiting end with an error.
     pub async fn close(&self) {
@@ -663,7 +669,7 @@ async fn probe(
             .request_tagged("server/discover", Some(params.clone()), wait, None)
             .await;
         match answer {
-            Err(RpcError::Closed) => return Err(ClientError::ClosedByProbe),
+            Err(RpcError::Closed | RpcError::NotSent) => return Err(ClientError::ClosedByProbe),
             Err(RpcError::Timeout { .. }) if options.protocol == Protocol::Auto => {
                 tracing::warn!(
                     after = ?wait,
@@ -772,7 +778,7 @@ impl Inner {
                     .await;
                 drop(inner);
                 match ended {
-                    Err(ClientError::Rpc(RpcError::Closed)) => return,
+                    Err(ClientError::Rpc(RpcError::Closed | RpcError::NotSent)) => return,
                     Err(error) => tracing::debug!(%error, "subscriptions/listen ended"),
                     Ok(_) => tracing::debug!("the server ended subscriptions/listen"),
                 }
@@ -916,7 +922,7 @@ impl Inner {
         }
         for tool in &tools {
             if let Some(error) = tool.input_error() {
-                tracing::warn!(tool = tool.name(), %error, "inputSchema does not compile; calls to it are refused");
+                tracing::warn!(target: crate::SCHEMA_LOG_TARGET, tool = tool.name(), %error, "inputSchema does not compile; calls to it are refused");
             }
         }
         let mut warnings = list_warnings(&tools);
@@ -944,7 +950,7 @@ impl Inner {
             *table.write().unwrap_or_else(|p| p.into_inner()) = declared;
         }
         for warning in &warnings {
-            tracing::warn!(tool = %warning.tool, lines = ?warning.lines, "{}", warning.message);
+            tracing::warn!(target: crate::SCHEMA_LOG_TARGET, tool = %warning.tool, lines = ?warning.lines, "{}", warning.message);
         }
         let tools = Arc::new(tools);
         let mut kept = self.tools.write().unwrap_or_else(|p| p.into_inner());
@@ -1039,8 +1045,10 @@ impl Inner {
             Some(Ok(schema)) => output_warnings(name, schema, &response),
             _ => Vec::new(),
         };
+        // The caller gets them in the outcome and reports them (the command line prints them,
+        // the gateway logs them with the server's name): logged here only for debugging.
         for warning in &warnings {
-            tracing::warn!(tool = name, lines = ?warning.lines, "{}", warning.message);
+            tracing::debug!(tool = name, lines = ?warning.lines, "{}", warning.message);
         }
         Ok(CallOutcome {
             response,

@@ -79,6 +79,7 @@ pub use stdio::{
     StderrTail, StdioCommand, StdioSink, StdioSource, StdioTransport, MAX_STDERR_LINES, STOP_GRACE,
 };
 pub use tools::{
-    CallOutcome, Tool, Upgraded, Warning, HEADER_WARNING, OUTPUT_WARNING, UNCHECKED_OUTPUT_WARNING,
+    CallOutcome, Tool, Upgraded, Warning, HEADER_WARNING, OUTPUT_WARNING, SCHEMA_LOG_TARGET,
+    UNCHECKED_OUTPUT_WARNING,
 };
 pub use transport::{FrameSink, FrameSource, Received, Transport, TransportError};

@@ -76,9 +76,13 @@ pub enum RpcError {
         /// The timeout.
         after: Duration,
     },
-    /// The connection closed before the answer came.
+    /// The connection closed before the answer came; the request may have reached the peer.
     #[error("the connection closed before the answer")]
     Closed,
+    /// The connection had closed before the request was handed to it: the request never left,
+    /// so it can be sent again on another connection without the peer seeing it twice.
+    #[error("the connection had closed; the request was not sent")]
+    NotSent,
     /// The peer answered with a JSON-RPC error.
     #[error("{0}")]
     Remote(ErrorObject),
@@ -246,6 +250,12 @@ impl Connection {
         let _ = stopped.wait_for(|s| *s).await;
     }
 
+    /// Whether the connection has closed or is closing: a request made now is refused unsent
+    /// ([`RpcError::NotSent`]).
+    pub fn is_closed(&self) -> bool {
+        *self.closing.borrow()
+    }
+
     /// Sends a frame as it is (a notification, or the answer to a peer's request).
     ///
     /// # Errors
@@ -303,9 +313,10 @@ impl Connection {
         locked(&self.pending).insert(key.clone(), Waiting { answer, tag });
         // The reader marks the connection closing before it drops every waiting call: a call
         // registered after that drop sees the mark here, instead of waiting out its timeout.
-        if *self.closing.borrow() {
+        // It was never queued, so it never left.
+        if self.is_closed() {
             locked(&self.pending).remove(&key);
-            return Err(RpcError::Closed);
+            return Err(RpcError::NotSent);
         }
         // Withdraws the call and tells the peer, if this future ends without an answer.
         let mut guard = Withdraw {
@@ -323,7 +334,9 @@ impl Connection {
             after: timeout,
         };
         match tokio::time::timeout_at(deadline, self.send(message)).await {
-            Ok(sent) => sent?,
+            Ok(Ok(())) => {}
+            // The writer is gone: the request was given back unqueued.
+            Ok(Err(_)) => return Err(RpcError::NotSent),
             Err(_) => return Err(timed_out()),
         }
         let frame = match tokio::time::timeout_at(deadline, answered).await {

@@ -8,6 +8,11 @@ use serde_json::{json, Value};
 
 use crate::Response;
 
+/// The log target of the warnings about a listed tool's schemas (one that does not compile, an
+/// invalid `x-mcp-header`), so that a program that reports them itself (the `mcpx` command
+/// line: `lint`, `tools`, `servers`) can leave them out of its log.
+pub const SCHEMA_LOG_TARGET: &str = "mcpclient::schemas";
+
 /// The warning recorded when `structuredContent` does not match the tool's `outputSchema`.
 pub const OUTPUT_WARNING: &str = "structuredContent violates outputSchema (delivered unchanged)";
 

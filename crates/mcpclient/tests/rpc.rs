@@ -102,9 +102,11 @@ async fn a_peer_that_exits_mid_call_ends_the_call_at_once() {
     let err = c.request("x", None, LONG).await.unwrap_err();
     assert!(matches!(err, RpcError::Closed), "{err}");
     assert!(matches!(next_event(&mut events).await, Event::Closed));
+    // A request made after the close never leaves, and says so: it may be sent elsewhere.
+    assert!(c.is_closed());
     assert!(matches!(
         c.request("y", None, LONG).await,
-        Err(RpcError::Closed)
+        Err(RpcError::NotSent)
     ));
 }
 

@@ -454,23 +454,25 @@ impl Hub {
 
     /// The running server `index`: waiting for it (at most its start timeout) if it is
     /// starting, and (at most [`SETTLE_TIMEOUT`]) if it is down and about to be restarted;
-    /// else the error naming it and its state.
+    /// else the error naming it and its state. A server whose connection has closed is down,
+    /// whether or not its supervisor has said so yet.
     pub(crate) async fn running(
         &self,
         index: usize,
     ) -> Result<Arc<upstream::Running>, ErrorObject> {
         let upstream = &self.upstreams[index];
-        if let Some(running) = upstream.running() {
+        let open = |running: &Arc<upstream::Running>| !running.client.is_closed();
+        if let Some(running) = upstream.running().filter(open) {
             return Ok(running);
         }
         let state = match upstream.state() {
             // A reload took it out: it comes back under another number, if at all.
             state @ State::Down(_) if upstream.is_retired() => state,
-            State::Down(_) => upstream.ready_within(SETTLE_TIMEOUT).await,
+            State::Down(_) | State::Ready(_) => upstream.ready_within(SETTLE_TIMEOUT).await,
             _ => upstream.settled(upstream.config.start_timeout).await,
         };
         match state {
-            State::Ready(running) => Ok(running),
+            State::Ready(running) if open(&running) => Ok(running),
             _ => Err(codes::error(codes::INTERNAL_ERROR, upstream.unavailable())),
         }
     }

@@ -36,7 +36,8 @@ pub const MAX_SESSION_SERVERS_PER_CLIENT: usize = 16;
 
 impl Hub {
     /// The connection `session`'s request goes through to server `index`: the shared one, or
-    /// for a per-session server the session's own (started now if it has none).
+    /// for a per-session server the session's own (started now if it has none, or if its own
+    /// has closed and is not forgotten yet).
     pub(crate) async fn connection_for(
         self: &Arc<Self>,
         session: &Arc<Session>,
@@ -46,35 +47,55 @@ impl Hub {
             return self.running(index).await;
         }
         let options = &self.options;
-        let most = (
-            options.max_session_servers,
-            options.max_session_servers_per_client,
-        );
-        let cell = self
-            .instances
-            .cell(session, index, most.0, most.1)
-            .map_err(|full| {
-                options.observe.limited(crate::Limit::SessionServers);
-                let name = self.upstreams[index].name();
-                let why = match full {
-                    Full::All(n) => format!("the gateway runs {n} per-session server connections, its most"),
-                    Full::Client(n) => format!("this client's sessions run {n} per-session server connections, their most"),
-                };
-                error(
-                    codes::INTERNAL_ERROR,
-                    format!("server '{name}' is started per session, and {why}; end a session or try again later"),
+        let mut replaced = false;
+        loop {
+            let cell = self
+                .instances
+                .cell(
+                    session,
+                    index,
+                    options.max_session_servers,
+                    options.max_session_servers_per_client,
                 )
-            })?;
-        match cell
-            .get_or_try_init(|| self.start_instance(session, index))
-            .await
-        {
-            Ok(running) => Ok(running.clone()),
-            Err(error) => {
-                self.instances.forget_unstarted(session, index);
-                Err(error)
+                .map_err(|full| self.refused_instance(index, full))?;
+            let running = match cell
+                .get_or_try_init(|| self.start_instance(session, index))
+                .await
+            {
+                Ok(running) => running.clone(),
+                Err(error) => {
+                    self.instances.forget_unstarted(session, index);
+                    return Err(error);
+                }
+            };
+            // One that closed as soon as it started is the request's failure, not a reason to
+            // start another.
+            if !running.client.is_closed() || replaced {
+                return Ok(running);
             }
+            // As its watcher will once it sees the close: forgotten, and another started.
+            let owner = Arc::as_ptr(session) as usize;
+            self.instances.forget((owner, index), &running);
+            replaced = true;
         }
+    }
+
+    /// The error for a per-session connection to server `index` refused for `full` (counted).
+    fn refused_instance(&self, index: usize, full: Full) -> ErrorObject {
+        self.options.observe.limited(crate::Limit::SessionServers);
+        let name = self.upstreams[index].name();
+        let why = match full {
+            Full::All(n) => {
+                format!("the gateway runs {n} per-session server connections, its most")
+            }
+            Full::Client(n) => {
+                format!("this client's sessions run {n} per-session server connections, their most")
+            }
+        };
+        error(
+            codes::INTERNAL_ERROR,
+            format!("server '{name}' is started per session, and {why}; end a session or try again later"),
+        )
     }
 
     async fn start_instance(

@@ -47,6 +47,13 @@ pub const HEALTH_INTERVAL: Duration = Duration::from_secs(15);
 /// How long a health `ping` may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How many times a request is sent again after a server's connection refused it unsent: the
+/// connection had closed (the server exited) before its supervisor marked the server down, so
+/// the request waits for the restart, as one that arrives while the server is down does, and
+/// goes on the new connection. A request the connection took may have reached the server and
+/// is never sent again.
+pub const MAX_RESENDS: usize = 2;
+
 /// One configured server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpstreamConfig {

@@ -26,9 +26,9 @@ use tokio::sync::mpsc;
 use crate::catalog::Route;
 use crate::gateway::Hub;
 use crate::session::{level_index, LOG_LEVELS};
-use crate::upstream::State;
+use crate::upstream::{Running, State};
 use crate::wire::{lock, made, raw, Answer, Reply};
-use crate::{InvalidArguments, Session};
+use crate::{InvalidArguments, Session, MAX_RESENDS};
 use mcpclient::codes::error;
 
 /// The level a session that never chose one gets once another session has chosen: what servers
@@ -282,14 +282,54 @@ impl Hub {
             capabilities: Some(session.relayed_capabilities()),
             ..CallOptions::default()
         };
-        match running
-            .client
-            .request_raw(method, Some(params), options)
-            .await
-        {
+        let answer = self
+            .resending(session, index, running, |running| {
+                let (params, options) = (params.clone(), options.clone());
+                async move {
+                    running
+                        .client
+                        .request_raw(method, Some(params), options)
+                        .await
+                }
+            })
+            .await?;
+        match answer {
             Ok(response) => Ok(Reply::Forwarded(response)),
             Err(e) => Err(self.failed(index, &e)),
         }
+    }
+
+    /// `send` on `running`, server `index`'s connection for `session`. When the connection
+    /// refuses the request unsent because it had closed (the server exited, and its
+    /// supervisor has not marked it down yet), the request waits for the restart as one that
+    /// arrives while the server is down does, and is sent on the new connection (at most
+    /// [`MAX_RESENDS`] times). A request the connection took may have reached the server: its
+    /// failure is the answer, never a second send. The outer error: the server did not come
+    /// back in time.
+    pub(crate) async fn resending<T, F, Fut>(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        index: usize,
+        running: Arc<Running>,
+        send: F,
+    ) -> Result<Result<T, ClientError>, ErrorObject>
+    where
+        F: Fn(Arc<Running>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ClientError>>,
+    {
+        let mut sent = send(running).await;
+        for _ in 0..MAX_RESENDS {
+            if !matches!(sent, Err(ClientError::Rpc(RpcError::NotSent))) {
+                break;
+            }
+            tracing::info!(
+                server = self.upstream_name(index),
+                "the server's connection had closed before the request left; it goes on the next one"
+            );
+            let running = self.connection_for(session, index).await?;
+            sent = send(running).await;
+        }
+        Ok(sent)
     }
 
     /// A place in flight to shared server `index` for a request of `session`, in turn with
@@ -423,13 +463,17 @@ impl Hub {
                 session.send(Frame::from_value(&note), Some(id));
             }
         };
-        let call = async {
-            if route.unlisted {
-                running.client.call_unlisted_tool(params, options).await
-            } else {
-                running.client.call_tool_params(params, options).await
+        let unlisted = route.unlisted;
+        let call = self.resending(session, route.upstream, running, |running| {
+            let (params, options) = (params.clone(), options.clone());
+            async move {
+                if unlisted {
+                    running.client.call_unlisted_tool(params, options).await
+                } else {
+                    running.client.call_tool_params(params, options).await
+                }
             }
-        };
+        });
         tokio::pin!(call);
         seen.sending();
         let outcome = loop {
@@ -443,6 +487,7 @@ impl Hub {
                 forward(step);
             }
         }
+        let outcome = outcome.inspect_err(|_| seen.unreachable())?;
         seen.returned(&outcome);
         let server = self.upstreams[route.upstream].name();
         match outcome {
@@ -480,7 +525,12 @@ impl Hub {
     fn failed(&self, index: usize, error: &ClientError) -> ErrorObject {
         if matches!(
             error,
-            ClientError::Rpc(RpcError::Transport(_) | RpcError::Timeout { .. } | RpcError::Closed)
+            ClientError::Rpc(
+                RpcError::Transport(_)
+                    | RpcError::Timeout { .. }
+                    | RpcError::Closed
+                    | RpcError::NotSent
+            )
         ) {
             self.upstreams[index].failed.notify_one();
         }

@@ -401,6 +401,11 @@ impl Session {
         lock(&self.in_flight).len()
     }
 
+    /// Waits until no request of this session is in flight.
+    pub(crate) async fn all_answered(&self) {
+        wait_until(&self.ended, || self.requests_in_flight() == 0).await;
+    }
+
     /// Whether fewer than [`MAX_REQUESTS_IN_FLIGHT`] requests are in flight.
     pub(crate) fn has_room_for_a_request(&self) -> bool {
         lock(&self.in_flight).len() < MAX_REQUESTS_IN_FLIGHT

@@ -8,10 +8,13 @@
 //! more requests than [`crate::MAX_REQUESTS_IN_FLIGHT`] is paced, not refused: its further
 //! requests are held (up to [`MAX_HELD_BYTES`], then its input waits) while its responses (to
 //! the gateway's questions) and notifications (cancellations) are still read and acted on, so
-//! that the calls in flight can finish.
+//! that the calls in flight can finish. When the input ends (the client closed it, as
+//! `printf … | mcpx serve` does), the requests read so far are still answered, within a bound
+//! (the drain's), before the session ends.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::wire::{response, unreadable};
 use mcpclient::{gather, write_frames, Decoded, Frame, FrameReader, TransportError};
@@ -101,12 +104,19 @@ impl Held {
     }
 }
 
-/// Serves one client on `input`/`output` until the input ends; then the session's requests in
-/// flight stop and what was queued for the client is written.
+/// Serves one client on `input`/`output` until the input ends; then the requests read so far
+/// are answered (those held back go in as the others end), for at most `finish_within`, after
+/// which those still in flight are answered with an error; what was queued for the client is
+/// written, and the session ends.
 ///
 /// # Errors
 /// Reading the input failed.
-pub async fn serve_stdio<R, W>(gateway: &Gateway, input: R, mut output: W) -> std::io::Result<()>
+pub async fn serve_stdio<R, W>(
+    gateway: &Gateway,
+    input: R,
+    mut output: W,
+    finish_within: Duration,
+) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -181,6 +191,37 @@ where
                 break;
             }
         }
+    }
+    // The client sends no more, but may still read: what it asked is answered.
+    let pending = session.requests_in_flight() + held.frames.len();
+    if pending > 0 {
+        tracing::info!(
+            pending,
+            ?finish_within,
+            "the client's input ended; answering what it asked"
+        );
+    }
+    let finished = async {
+        while !held.frames.is_empty() {
+            session.room_for_a_request().await;
+            outbox.backlog.room().await;
+            while session.has_room_for_a_request() {
+                let Some(request) = held.pop() else { break };
+                gateway.receive(&session, request);
+            }
+        }
+        session.all_answered().await;
+    };
+    if tokio::time::timeout(finish_within, finished).await.is_err() {
+        let left = session.requests_in_flight() + held.frames.len();
+        tracing::warn!(
+            left,
+            ?finish_within,
+            "the client's input ended; requests not answered in time are ended"
+        );
+        session.stop(
+            "mcpx is shutting down (the client's input ended); the request was not completed",
+        );
     }
     gateway.close_session(&session);
     drop(session);

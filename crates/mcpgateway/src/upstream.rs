@@ -185,11 +185,14 @@ impl Upstream {
         }
     }
 
-    /// Waits (at most `within`) until the server is running, and returns the state.
+    /// Waits (at most `within`) until the server is running on an open connection, and
+    /// returns the state.
     pub(crate) async fn ready_within(&self, within: Duration) -> State {
         let mut states = self.state.subscribe();
         let wait = async {
-            let ready = states.wait_for(|s| matches!(s, State::Ready(_))).await;
+            let ready = states
+                .wait_for(|s| matches!(s, State::Ready(r) if !r.client.is_closed()))
+                .await;
             ready.map(|s| s.clone())
         };
         match tokio::time::timeout(within, wait).await {
@@ -217,6 +220,10 @@ impl Upstream {
             ),
             State::Idle => format!("server '{}' has not started", self.name()),
             State::Starting => format!("server '{}' is starting (for {since})", self.name()),
+            State::Ready(running) if running.client.is_closed() => format!(
+                "server '{}' closed its connection (being stopped, then restarted with backoff)",
+                self.name()
+            ),
             State::Ready(_) => format!("server '{}' is running", self.name()),
         }
     }

@@ -51,8 +51,25 @@ pub(crate) struct Cli {
     /// browser named by $BROWSER, else the system's; the URL is printed either way).
     #[arg(long, global = true)]
     pub(crate) login: bool,
+    /// Log errors only on stderr (warnings are shown by default; MCPX_LOG, a filter such as
+    /// `debug`, overrides -q and -v).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(crate) quiet: bool,
+    /// Log more on stderr: -v what mcpx does, -vv and -vvv debugging detail.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+impl Cli {
+    /// How much the log says.
+    pub(crate) fn verbosity(&self) -> crate::log::Verbosity {
+        crate::log::Verbosity {
+            quiet: self.quiet,
+            verbose: self.verbose,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -154,7 +171,7 @@ pub(crate) enum Command {
     },
     /// Serve every configured server as one MCP server, enforcing their tool schemas.
     #[command(
-        after_help = "Tools are exposed as SERVER__TOOL. Arguments that violate a tool's inputSchema are\nrefused before they are sent (JSON-RPC error -32602 with one line per problem, or an isError\nresult with \"gateway\": {\"invalidArguments\": \"tool-result\"} in the config); results are\nforwarded unchanged, an outputSchema mismatch only logged on stderr.\n\nExamples:\n  mcpx serve                          # stdio: the client starts mcpx\n  mcpx serve --http                   # http://127.0.0.1:8787/mcp\n  MCPX_TOKEN=secret mcpx serve --http 0.0.0.0:8787\n  mcpx serve --http --watch           # reload the config when it changes\n\nSIGHUP reloads the config. Logs go to stderr; MCPX_LOG sets their filter (default: info)."
+        after_help = "Tools are exposed as SERVER__TOOL. Arguments that violate a tool's inputSchema are\nrefused before they are sent (JSON-RPC error -32602 with one line per problem, or an isError\nresult with \"gateway\": {\"invalidArguments\": \"tool-result\"} in the config); results are\nforwarded unchanged, an outputSchema mismatch only logged on stderr.\n\nExamples:\n  mcpx serve                          # stdio: the client starts mcpx\n  mcpx serve --http                   # http://127.0.0.1:8787/mcp\n  MCPX_TOKEN=secret mcpx serve --http 0.0.0.0:8787\n  mcpx serve --http --watch           # reload the config when it changes\n\nSIGHUP reloads the config. Logs go to stderr (default: info; -q errors only, -v debug);\nMCPX_LOG sets their filter instead."
     )]
     Serve {
         /// Serve over stdin/stdout (the default).
@@ -184,7 +201,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "FILE")]
         audit: Option<std::path::PathBuf>,
         /// Seconds the requests in flight get to finish after SIGTERM or SIGINT, while no new
-        /// session is taken; a second signal stops at once. 0: stop at once.
+        /// session is taken (a second signal stops at once), or after the end of the input on
+        /// stdio. 0: stop at once.
         #[arg(long, value_name = "SECONDS", default_value_t = mcpgateway::DRAIN_TIMEOUT.as_secs())]
         drain_timeout: u64,
         /// Worker threads of the HTTP front [default: one per core, at least 2].

@@ -133,8 +133,16 @@ impl std::fmt::Display for StartFailure {
 impl std::error::Error for StartFailure {}
 
 /// A client connected to `server`, its tools listed and compiled, within the server's
-/// `startupTimeout`.
+/// `startupTimeout`. What is logged meanwhile names the server (`server{name=…}`): the client
+/// library's warnings do not know it.
 pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
+    use tracing::Instrument;
+    // At error level, so that it shows with every message the filter lets through.
+    let span = tracing::error_span!("server", name = %server.name);
+    start(server, elicit).instrument(span).await
+}
+
+async fn start(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
     let options = ClientOptions {
         client_info: json!({"name": "mcpx", "version": env!("CARGO_PKG_VERSION")}),
         handlers: Handlers::default().elicitation(CommandLineUser {

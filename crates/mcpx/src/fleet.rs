@@ -4,8 +4,8 @@
 //! others: each outcome is kept, in the config's order, for the command to report.
 //!
 //! On a terminal (standard error), a line per server shows it starting, then how it went; the
-//! lines are cleared once all are done, before the report is printed. Without a terminal
-//! nothing is drawn.
+//! lines are cleared once all are done, before the report is printed (a log line meanwhile is
+//! written above them, [`crate::log::status_lines`]). Without a terminal nothing is drawn.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -112,6 +112,7 @@ impl Status {
                 line
             })
             .collect();
+        crate::log::status_lines(Some(multi.clone()));
         Status {
             lines: Some((multi, lines)),
         }
@@ -125,6 +126,7 @@ impl Status {
 
     fn clear(&self) {
         if let Some((multi, _)) = &self.lines {
+            crate::log::status_lines(None);
             // Nothing to do when the terminal went away.
             let _ = multi.clear();
         }

@@ -22,6 +22,7 @@ mod commands;
 mod connect;
 mod fleet;
 mod input;
+mod log;
 mod login;
 mod output;
 mod prompt;
@@ -49,6 +50,11 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
     use cli::Command;
     let config = || config::Config::load(raw.config.as_deref());
     login::allow_login_anywhere(raw.login);
+    let verbosity = raw.verbosity();
+    // `serve` logs through a queue of its own, set up with its options.
+    if !matches!(raw.command, Command::Serve { .. }) {
+        log::commands_to_stderr(verbosity);
+    }
     match raw.command {
         Command::Auth(cmd) => commands::auth::run(&config()?, cmd),
         Command::Schema(cmd) => commands::schema::run(cmd.checked()?),
@@ -128,6 +134,7 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 drain_timeout: std::time::Duration::from_secs(drain_timeout),
                 threads: threads.map(usize::from),
                 health,
+                log: verbosity,
             };
             commands::serve::run(&config, serve)
         }

@@ -272,3 +272,47 @@ fn servers_start_at_the_same_time() {
         "{out}"
     );
 }
+
+/// A server that takes nothing before `initialize`: it never answers `server/discover`.
+fn silent_to_the_probe(dir: &Path) -> PathBuf {
+    let script = dir.join("silent.sh");
+    let ignores_the_probe = SCRIPTED_SERVER.replacen(
+        "  case $line in\n",
+        "  case $line in\n    *'\"method\":\"server/discover\"'*) ;;\n",
+        1,
+    );
+    std::fs::write(&script, ignores_the_probe).unwrap();
+    let tools_file = dir.join("tools.json");
+    std::fs::write(&tools_file, tools().to_string()).unwrap();
+    let entry = json!({"command": "sh", "args": [script, tools_file]});
+    let path = dir.join("mcpx.json");
+    std::fs::write(&path, format!(r#"{{"mcpServers": {{"silent": {entry}}}}}"#)).unwrap();
+    path
+}
+
+/// The command line shows warnings on stderr, and `-q` silences them: a server silent to the
+/// `server/discover` probe is taken for a legacy one after `DISCOVER_TIMEOUT`, and the warning
+/// names it. Before, only `serve` logged: `mcpx servers` waited 5 s and said nothing. The
+/// answer on stdout is the same either way (`--json` stays JSON).
+#[test]
+fn warnings_reach_stderr_and_quiet_silences_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = silent_to_the_probe(dir.path());
+    let quietly = {
+        let config = config.clone();
+        std::thread::spawn(move || run(&config, &["-q", "servers", "--json"], 0))
+    };
+    let (out, err) = run(&config, &["servers", "--json"], 0);
+    let after = mcpclient::DISCOVER_TIMEOUT.as_secs();
+    assert_eq!(
+        err,
+        format!("mcpx: warning: server{{name=silent}}: the server did not answer server/discover: taken for a legacy server (\"protocol\": \"legacy\" skips the probe) after={after}s\n")
+    );
+    let (quiet_out, quiet_err) = quietly.join().unwrap();
+    assert_eq!(quiet_err, "");
+    for out in [out, quiet_out] {
+        let report: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(report[0]["started"], true, "{report}");
+        assert_eq!(report[0]["protocolVersion"], "2025-06-18", "{report}");
+    }
+}

@@ -6,13 +6,19 @@ mod common;
 
 use std::time::Duration;
 
-use common::{config, Raw, MCPX};
+use common::{config, Raw};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// How long any one wait here may take before the test fails instead of hanging.
 const BOUND: Duration = Duration::from_secs(30);
+
+/// How long mcpx may take to exit once nothing is left in flight: the HTTP connections'
+/// [`mcpgateway::DRAIN_GRACE`], then the servers' stop ([`common::SERVERS_STOP`]),
+/// documented as "gone within about 5 s of the drain's end".
+const STOPPED_WITHIN: Duration =
+    Duration::from_secs(mcpgateway::DRAIN_GRACE.as_secs() + common::SERVERS_STOP.as_secs());
 
 /// A token for the front, which must not show in a health answer.
 const TOKEN: &str = "health-test-token-8d1f";
@@ -50,10 +56,8 @@ fn base(url: &str) -> String {
 /// Waits (at most [`BOUND`]) until the demo server of `dir` has received a call of `tool`.
 async fn arrived(dir: &std::path::Path, tool: &str) {
     let started = std::time::Instant::now();
-    let needle = format!(r#""name":"{tool}""#);
     while started.elapsed() < BOUND {
-        let transcript = std::fs::read_to_string(dir.join("demo.jsonl")).unwrap_or_default();
-        if transcript.contains(&needle) {
+        if common::call_arrived(&dir.join("demo.jsonl"), tool) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -171,15 +175,16 @@ impl Draining {
         }
     }
 
-    /// The slow call's answer, then waits until mcpx is gone (failing past [`BOUND`]).
-    async fn answer_then_gone(self) -> String {
-        let answer = tokio::time::timeout(BOUND, self.slow)
+    /// The slow call's answer (failing past `within`), then waits until mcpx is gone (failing
+    /// past [`STOPPED_WITHIN`]).
+    async fn answer_then_gone(self, within: Duration) -> String {
+        let answer = tokio::time::timeout(within, self.slow)
             .await
-            .unwrap()
+            .unwrap_or_else(|_| panic!("the call in flight not answered within {within:?}"))
             .unwrap();
-        let took = common::gone_within(self.pid, BOUND).await;
+        let took = common::gone_within(self.pid, STOPPED_WITHIN).await;
         assert!(
-            took < BOUND,
+            took < STOPPED_WITHIN,
             "mcpx still running {took:?} after its last call was answered"
         );
         answer
@@ -219,17 +224,18 @@ async fn sigterm_lets_the_calls_in_flight_finish_and_takes_no_new_session() {
     assert_eq!(listed.status(), StatusCode::OK);
     let listed: Value = serde_json::from_str(&listed.text().await.unwrap()).unwrap();
     assert!(listed["result"]["tools"].as_array().is_some(), "{listed}");
-    let answer = draining.answer_then_gone().await;
+    let answer = draining.answer_then_gone(BOUND).await;
     assert!(answer.contains("slept 3000 ms"), "{answer}");
 }
 
 /// A second SIGTERM ends the drain at once: the call still in flight is answered
-/// "shutting down" and mcpx exits, far within the drain's bound of 600 s.
+/// "shutting down" within [`common::AT_ONCE`] (before: within 30 s) and mcpx exits within
+/// [`STOPPED_WITHIN`], far within the drain's bound of 600 s and the call's 60 s.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_sigterm_stops_at_once() {
     let draining = Draining::start(60_000).await;
     common::signal(draining.pid, "TERM");
-    let answer = draining.answer_then_gone().await;
+    let answer = draining.answer_then_gone(common::AT_ONCE).await;
     assert!(answer.contains("shutting down"), "{answer}");
 }
 
@@ -239,15 +245,8 @@ async fn a_second_sigterm_stops_at_once() {
 async fn the_stdio_front_serves_health_on_its_own_address_and_drains() {
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), &["--faults"], "", "");
-    let mut child = tokio::process::Command::new(MCPX)
-        .args(["--config", &config.display().to_string(), "serve"])
-        .args(["--health", "127.0.0.1:0"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let health = ["--health", "127.0.0.1:0"];
+    let mut child = common::serve_piped(&config, &health, std::process::Stdio::piped());
     let mut log = BufReader::new(child.stderr.take().unwrap()).lines();
     let base = tokio::time::timeout(BOUND, async {
         while let Some(line) = log.next_line().await.unwrap() {
@@ -302,10 +301,113 @@ async fn the_stdio_front_serves_health_on_its_own_address_and_drains() {
         answer["result"]["content"][0]["text"], "slept 2000 ms",
         "{answer}"
     );
-    let status = tokio::time::timeout(BOUND, child.wait())
+    let status = tokio::time::timeout(STOPPED_WITHIN, child.wait())
         .await
-        .unwrap()
+        .unwrap_or_else(|_| panic!("mcpx still running {STOPPED_WITHIN:?} after its answer"))
         .unwrap();
     assert!(status.success(), "{status}");
     drop(input);
+}
+
+/// `mcpx serve ARGS` on stdio, given `messages` and then the end of its input, as
+/// `printf … | mcpx serve` does: every line it wrote, in order, and whether it exited 0
+/// within `bound` of the end of its input.
+async fn piped(
+    dir: &std::path::Path,
+    args: &[&str],
+    messages: &[Value],
+    bound: Duration,
+) -> (Vec<Value>, bool) {
+    let config = config(dir, &["--faults"], "", "");
+    let mut child = common::serve_piped(&config, args, std::process::Stdio::null());
+    let mut input = child.stdin.take().unwrap();
+    for message in messages {
+        input
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    drop(input);
+    let mut output = BufReader::new(child.stdout.take().unwrap()).lines();
+    let written = tokio::time::timeout(bound, async {
+        let mut lines = Vec::new();
+        while let Some(line) = output.next_line().await.unwrap() {
+            lines.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+        let status = child.wait().await.unwrap();
+        (lines, status.success())
+    })
+    .await;
+    written.unwrap_or_else(|_| panic!("mcpx still running {bound:?} after its input ended"))
+}
+
+/// The answer with `id` among `lines`.
+fn answer(lines: &[Value], id: u64) -> Option<&Value> {
+    lines
+        .iter()
+        .find(|l| l["id"] == id && l.get("method").is_none())
+}
+
+/// The first messages of a client: `initialize`, then `notifications/initialized`.
+fn handshake() -> [Value; 2] {
+    [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "eof-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+}
+
+/// A client that writes its requests and closes its input at once (`printf … | mcpx serve`)
+/// gets every answer, then mcpx exits: once the last call in flight (1 s) is answered and
+/// the servers are stopped. Before, the end of the input stopped the requests in flight
+/// unanswered: nothing was written (3 runs of 3).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_end_of_the_input_leaves_no_request_unanswered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = handshake().to_vec();
+    messages.push(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    messages.push(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "demo__slow", "arguments": {"ms": 1000}}}));
+    let bound = Duration::from_secs(1) + common::SERVERS_STOP;
+    let (lines, success) = piped(dir.path(), &[], &messages, bound).await;
+    assert!(success, "{lines:?}");
+    let initialized = answer(&lines, 1).expect("initialize answered");
+    assert_eq!(initialized["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        answer(&lines, 3),
+        Some(&json!({"jsonrpc": "2.0", "id": 3, "result": {}}))
+    );
+    let slow = answer(&lines, 4).expect("the call answered");
+    assert_eq!(
+        slow["result"]["content"][0]["text"], "slept 1000 ms",
+        "{slow}"
+    );
+}
+
+/// What is still in flight when the drain timeout has passed after the end of the input is
+/// answered with an error, and mcpx exits within that timeout and its servers' stop.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_end_of_the_input_waits_at_most_the_drain_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = handshake().to_vec();
+    messages.push(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "demo__slow", "arguments": {"ms": 60_000}}}));
+    messages.push(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    let bound = Duration::from_secs(1) + common::SERVERS_STOP;
+    let (lines, success) = piped(dir.path(), &["--drain-timeout", "1"], &messages, bound).await;
+    assert!(success, "{lines:?}");
+    assert_eq!(
+        answer(&lines, 4),
+        Some(&json!({"jsonrpc": "2.0", "id": 4, "result": {}}))
+    );
+    let slow = answer(&lines, 3).expect("the call answered");
+    assert_eq!(slow["error"]["code"], -32603, "{slow}");
+    assert!(
+        slow["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("shutting down"),
+        "{slow}"
+    );
 }

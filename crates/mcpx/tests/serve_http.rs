@@ -153,9 +153,16 @@ async fn every_request_is_checked_before_it_reaches_the_gateway() {
             .unwrap();
         assert_eq!(replayed.status(), StatusCode::NOT_FOUND, "{method}");
     }
-    assert!(peer
-        .log()
-        .contains("a session id presented from another address"));
+    // The log is written by a thread of its own: the line comes soon after the answer.
+    common::at_once(async {
+        while !peer
+            .log()
+            .contains("a session id presented from another address")
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
     assert!(!peer.log().contains(&session), "session ids are not logged");
 
     let listed = send(&http, url, list, &in_session).await;
@@ -438,20 +445,25 @@ async fn a_request_id_in_flight_twice_is_refused_and_the_other_answered() {
     assert!(refused.contains(r#""id":7"#), "{refused}");
 }
 
+/// How long each call of [`a_request_past_the_limit_in_flight_is_refused_at_once`] takes: the
+/// refusal must come before the first of them could end and free a place.
+const HELD_MS: u64 = 5_000;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_request_past_the_limit_in_flight_is_refused_at_once() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (peer, http, session) = faulty_session(dir.path()).await;
-    // The server takes the calls one by one, each for 5 s: all of them are in flight at once
-    // but the one past the limit, which is answered at once.
+    // The server takes the calls one by one, each for HELD_MS: all of them are in flight at
+    // once but the one past the limit, which is answered at once: 429, `Retry-After: 1`, and
+    // the JSON-RPC error with its id.
     let limit = mcpgateway::MAX_REQUESTS_IN_FLIGHT;
     let mut calls = tokio::task::JoinSet::new();
     for id in 0..=limit {
         let (http, url, session) = (http.clone(), peer.url.clone(), session.clone());
         calls.spawn(async move {
             let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": {"name": "f__slow", "arguments": {"ms": 5000}}});
+                "params": {"name": "f__slow", "arguments": {"ms": HELD_MS}}});
             let answer = send(
                 &http,
                 &url,
@@ -459,14 +471,24 @@ async fn a_request_past_the_limit_in_flight_is_refused_at_once() {
                 &[("mcp-session-id", &session)],
             )
             .await;
-            answer.text().await.unwrap()
+            let retry_after = answer.headers().get("retry-after").cloned();
+            (answer.status(), retry_after, answer.text().await.unwrap())
         });
     }
-    let first = tokio::time::timeout(std::time::Duration::from_secs(30), calls.join_next())
-        .await
-        .expect("one answer at once")
-        .unwrap()
-        .unwrap();
-    assert!(first.contains("too many requests in flight"), "{first}");
+    // At once: the 257 requests are sent and the refusal read in about 0.3 s (debug build),
+    // well before a place could be freed. Before: within 30 s, time for several of the calls
+    // to end and another to be refused then.
+    let (status, retry_after, body) = common::at_once(calls.join_next()).await.unwrap().unwrap();
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(retry_after.as_ref().map(|v| v.as_bytes()), Some(&b"1"[..]));
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many requests in flight"),
+        "{body}"
+    );
+    assert!(body["id"].is_u64(), "{body}");
     calls.abort_all();
 }

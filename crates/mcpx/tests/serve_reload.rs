@@ -18,6 +18,12 @@ use tokio::sync::mpsc;
 /// has).
 const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
+/// The longest the `--watch` test waits for a change of the file to be acted on: the file is
+/// looked at every second and given 0.2 s to settle, then the new server starts and the
+/// clients list again (about 1.1 s in all, measured); room for a loaded machine. Before:
+/// [`RELOAD_WAIT`].
+const WATCH_WAIT: Duration = Duration::from_secs(3);
+
 /// How long the calls in flight across a reload take.
 const CALL_MS: u64 = 3_000;
 
@@ -66,8 +72,13 @@ fn names(client: &Client) -> Vec<String> {
 }
 
 /// Waits (at most [`RELOAD_WAIT`]) until `done` holds; false if it never did.
-async fn eventually(mut done: impl FnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + RELOAD_WAIT;
+async fn eventually(done: impl FnMut() -> bool) -> bool {
+    within(RELOAD_WAIT, done).await
+}
+
+/// Waits (at most `bound`) until `done` holds; false if it never did.
+async fn within(bound: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + bound;
     while tokio::time::Instant::now() < deadline {
         if done() {
             return true;
@@ -111,16 +122,19 @@ fn hangup(gateway: &HttpPeer) {
     assert!(status.success());
 }
 
-/// Whether `record` (a demo server's transcript) shows a `slow` call arrived.
+/// Whether `record` (a demo server's transcript) shows a `slow` call arrived (before, any
+/// mention of `"name":"slow"` counted, and the tool list has one: the reload could come
+/// before the call reached the server, and the call go to the changed server's new process).
 fn slow_call_arrived(dir: &Path, record: &str) -> bool {
-    std::fs::read_to_string(dir.join(record)).is_ok_and(|t| t.contains(r#""name":"slow""#))
+    common::call_arrived(&dir.join(record), "slow")
 }
 
 /// Two clients stay connected across a SIGHUP reload that adds `added`, removes `gone` and
 /// changes `moved` (a new record file, and `crash` denied): their calls in flight (one to the
-/// untouched `demo`, one to the changed `moved`) finish with their answers, both clients are told
-/// the tools changed and see the new list, and go on calling in the same sessions; the removed
-/// server's process and the old `moved` are stopped.
+/// untouched `demo`, one to the changed `moved`) finish with their answers (the old `moved`
+/// process answers its call; the new one never sees it), both clients are told the tools
+/// changed and see the new list, and go on calling in the same sessions; the removed server's
+/// process and the old `moved` are stopped and reaped.
 #[tokio::test(flavor = "multi_thread")]
 async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
     if spec().is_none() {
@@ -151,6 +165,12 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
     let reload = async {
         assert!(eventually(|| slow_call_arrived(d, "demo.jsonl")).await);
         assert!(eventually(|| slow_call_arrived(d, "moved.jsonl")).await);
+        let old: Vec<u32> = ["gone.jsonl", "moved.jsonl"]
+            .iter()
+            .flat_map(|record| processes_with(record))
+            .map(|(pid, _)| pid)
+            .collect();
+        assert_eq!(old.len(), 2, "{old:?}");
         write_config(
             &config,
             &[
@@ -172,9 +192,10 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
             names(&bob),
             gateway.log()
         );
+        old
     };
     let slow = json!({"ms": CALL_MS});
-    let (in_demo, in_moved, ()) = tokio::join!(
+    let (in_demo, in_moved, old) = tokio::join!(
         alice.call_tool("demo__slow", slow.clone()),
         bob.call_tool("moved__slow", slow.clone()),
         reload
@@ -182,6 +203,18 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
     let expected = format!("slept {CALL_MS} ms");
     assert_eq!(text(&in_demo.unwrap()), expected);
     assert_eq!(text(&in_moved.unwrap()), expected, "{}", gateway.log());
+    // The changed server's old process answered the call it had; the new one never got it.
+    let transcript = |record: &str| std::fs::read_to_string(d.join(record)).unwrap_or_default();
+    assert!(
+        transcript("moved.jsonl").contains(&expected),
+        "{}",
+        transcript("moved.jsonl")
+    );
+    assert!(
+        !slow_call_arrived(d, "moved2.jsonl"),
+        "{}",
+        transcript("moved2.jsonl")
+    );
     assert!(relisted(&mut alice_events) >= 1);
     assert!(relisted(&mut bob_events) >= 1);
 
@@ -203,14 +236,11 @@ async fn sighup_adds_removes_and_changes_servers_while_clients_stay() {
         log.contains(r#"added=["added"] removed=["gone"] changed=["moved"] unchanged=1"#),
         "{log}"
     );
+    // Stopped and reaped: not even a zombie is left.
     assert!(
-        eventually(
-            || processes_with("gone.jsonl").is_empty() && processes_with("moved.jsonl").is_empty()
-        )
-        .await,
-        "the removed and the old changed server still run: {:?} {:?}",
-        processes_with("gone.jsonl"),
-        processes_with("moved.jsonl")
+        eventually(|| common::still_there(&old).is_empty()).await,
+        "the removed and the old changed server are still there: {:?}",
+        common::still_there(&old)
     );
     assert_eq!(processes_with("moved2.jsonl").len(), 1);
 }
@@ -256,7 +286,7 @@ async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
             .contains(&format!("{message} (the config was not reloaded"))
     };
     assert!(
-        eventually(|| refused(&gateway.log())).await,
+        within(WATCH_WAIT, || refused(&gateway.log())).await,
         "{}",
         gateway.log()
     );
@@ -273,7 +303,12 @@ async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
         r#", "gateway": {"maxSessions": 7}"#,
     );
     assert!(
-        eventually(|| lists(&alice, &["demo__echo", "added__echo"], &[])).await,
+        within(WATCH_WAIT, || lists(
+            &alice,
+            &["demo__echo", "added__echo"],
+            &[]
+        ))
+        .await,
         "{:?}\n{}",
         names(&alice),
         gateway.log()

@@ -339,24 +339,27 @@ async fn a_per_session_server_asks_each_session_only_its_own_questions() {
     );
     assert_eq!(user_a.asked.load(Ordering::SeqCst), 2 * CALLS);
     assert_eq!(user_b.asked.load(Ordering::SeqCst), 2 * CALLS);
-    let running = || {
-        common::processes_with(&script)
-            .iter()
-            .filter(|(_, state)| !state.starts_with('Z'))
-            .count()
-    };
     // The gateway's own connection for its lists, and one per session.
-    assert_eq!(running(), 3);
+    let pids: Vec<u32> = common::processes_with(&script)
+        .iter()
+        .map(|(pid, _)| *pid)
+        .collect();
+    assert_eq!(pids.len(), 3);
     a.close().await;
-    let mut left = running();
+    // Gone, not even a zombie: stopped and reaped.
+    let mut left = common::still_there(&pids);
     for _ in 0..100 {
-        if left == 2 {
+        if left.len() == 2 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        left = running();
+        left = common::still_there(&pids);
     }
-    assert_eq!(left, 2, "alice's process stops with her session");
+    assert_eq!(
+        left.len(),
+        2,
+        "alice's process stops with her session: {left:?}"
+    );
 }
 
 /// Calls per tool that each official SDK client makes, all at once.

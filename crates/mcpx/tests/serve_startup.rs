@@ -8,11 +8,17 @@ use std::time::Duration;
 use common::{spec, Downstream};
 use serde_json::json;
 
-/// How long the test waits for the gateway to log a failed start.
-const LOG_WAIT: Duration = Duration::from_secs(30);
+/// The `startupTimeout` of the server that never answers.
+const HANG_TIMEOUT: Duration = Duration::from_millis(500);
 
-async fn logged(gateway: &Downstream, wanted: &[&str]) -> bool {
-    let deadline = tokio::time::Instant::now() + LOG_WAIT;
+/// How long after mcpx starts both failed starts must be logged: the hanging server's
+/// [`HANG_TIMEOUT`], and room for mcpx's own start and a loaded machine (about 1.1 s in all,
+/// measured). Before: 30 s, in which a start timeout of 30 s (the default) would have passed
+/// too.
+const LOG_WAIT: Duration = Duration::from_secs(3);
+
+/// Whether the log holds every one of `wanted` by `deadline`.
+async fn logged(gateway: &Downstream, wanted: &[&str], deadline: tokio::time::Instant) -> bool {
     while tokio::time::Instant::now() < deadline {
         let log = gateway.log();
         if wanted.iter().all(|w| log.contains(w)) {
@@ -30,9 +36,11 @@ async fn a_server_that_dies_starting_is_logged_with_its_stderr_and_startup_timeo
     }
     let dir = tempfile::tempdir().unwrap();
     let dies = json!({"command": "sh", "args": ["-c", "echo first words >&2; echo last words >&2; exit 3"]});
-    let hangs = json!({"command": "sh", "args": ["-c", "exec sleep 60"], "startupTimeout": 0.5});
+    let hangs = json!({"command": "sh", "args": ["-c", "exec sleep 60"],
+        "startupTimeout": HANG_TIMEOUT.as_secs_f64()});
     let extra = format!(r#""dies": {dies}, "hangs": {hangs}"#);
     let config = common::config(dir.path(), &[], &extra, "");
+    let deadline = tokio::time::Instant::now() + LOG_WAIT;
     let mut gateway = Downstream::start(&config, &[], json!({})).await;
     let wanted = [
         r#"server="dies""#,
@@ -40,7 +48,11 @@ async fn a_server_that_dies_starting_is_logged_with_its_stderr_and_startup_timeo
         r#"server="hangs""#,
         "did not start within 0.5 s (its startupTimeout)",
     ];
-    assert!(logged(&gateway, &wanted).await, "{}", gateway.log());
+    assert!(
+        logged(&gateway, &wanted, deadline).await,
+        "{}",
+        gateway.log()
+    );
     // The others are served all the same.
     let names = gateway.tool_names().await;
     assert!(names.iter().any(|n| n == "demo__echo"), "{names:?}");

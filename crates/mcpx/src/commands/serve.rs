@@ -30,6 +30,8 @@ pub(crate) struct Serve {
     pub(crate) threads: Option<usize>,
     /// Where to serve `/healthz` and `/readyz` beside the stdio front.
     pub(crate) health: Option<SocketAddr>,
+    /// How much the log says (`-q`, `-v`).
+    pub(crate) log: crate::log::Verbosity,
 }
 
 /// What the gateway's logs never show: the config's secrets ([`Config::secrets`]) and the
@@ -85,11 +87,10 @@ async fn serve_metrics(
 }
 
 /// Logs to stderr (never stdout: on the stdio front it carries the protocol), filtered by
-/// `MCPX_LOG` (default `info`), through a queue that never holds the gateway up
-/// ([`StderrLog`]).
-fn log_to_stderr() -> StderrLog {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("MCPX_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+/// `MCPX_LOG`, else `-q` and `-v` (default `info`: see [`crate::log`]), through a queue that
+/// never holds the gateway up ([`StderrLog`]).
+fn log_to_stderr(verbosity: crate::log::Verbosity) -> StderrLog {
+    let filter = verbosity.filter(tracing_subscriber::filter::LevelFilter::INFO);
     let log = StderrLog::start();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -185,7 +186,7 @@ fn raise_open_files() {
 }
 
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
-    let log = log_to_stderr();
+    let log = log_to_stderr(serve.log);
     log.redact_with(mcpgateway::Redactor::new(secrets(config, &serve)));
     let observe = observe(config, &serve)?;
     log.count_drops_in(&observe);
@@ -257,7 +258,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                     gateway.drain(serve.drain_timeout, &stop).await;
                 };
                 tokio::select! {
-                    served = mcpgateway::serve_stdio(&gateway, input, output) => {
+                    served = mcpgateway::serve_stdio(&gateway, input, output, serve.drain_timeout) => {
                         served.context("stdio front")
                     }
                     () = drained => {

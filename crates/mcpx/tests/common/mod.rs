@@ -13,6 +13,23 @@ use serde_json::{json, Value};
 /// The drifting tool's result, exactly as the demo server sends it.
 pub const DRIFTING: &str = r#"{"zeta":true,"content":[{"type":"text","text":"drifted"}],"structuredContent":{"sum":"eleven","big":18446744073709551617,"precise":0.100000000000000000000000000001,"negative":-18446744073709551617,"z":1,"a":2},"x-vendor":{"kept":[1,2,3]},"isError":false}"#;
 
+/// How long mcpx may take to stop its servers once it stops: each server gets
+/// [`mcpclient::STOP_GRACE`] to end after its input closes, as long after SIGTERM, then
+/// SIGKILL; and a second for a loaded machine.
+pub const SERVERS_STOP: Duration = Duration::from_secs(2 * mcpclient::STOP_GRACE.as_secs() + 1);
+
+/// How soon "at once" is: what mcpx does without waiting on anything (a crashed server's call
+/// answered, a request refused, the calls in flight answered when a drain ends) reaches the
+/// test in well under a second, debug build; room for a loaded machine.
+pub const AT_ONCE: Duration = Duration::from_secs(2);
+
+/// The output of `what`, which must be done [`AT_ONCE`].
+pub async fn at_once<T>(what: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(AT_ONCE, what)
+        .await
+        .unwrap_or_else(|_| panic!("not done within {AT_ONCE:?}"))
+}
+
 /// How long a test waits for any one frame.
 pub const FRAME_WAIT: Duration = Duration::from_secs(30);
 
@@ -294,6 +311,18 @@ impl Downstream {
     }
 }
 
+/// Whether the transcript at `record` (a demo server's `--record`) shows a `tools/call` of
+/// `tool` from its client (the tool list names the tool too: that is not the call).
+pub fn call_arrived(record: &Path, tool: &str) -> bool {
+    let transcript = std::fs::read_to_string(record).unwrap_or_default();
+    transcript.lines().any(|line| {
+        let entry: Value = serde_json::from_str(line).unwrap_or_default();
+        entry["from"] == "client"
+            && entry["message"]["method"] == "tools/call"
+            && entry["message"]["params"]["name"] == tool
+    })
+}
+
 /// The exact text of a response's `result`.
 pub fn result_text(frame: &Frame) -> String {
     let text = frame.text();
@@ -301,8 +330,10 @@ pub fn result_text(frame: &Frame) -> String {
     text[start..text.len() - 1].to_owned()
 }
 
-/// The processes whose command line mentions `marker`, with their state letter (`R`, `S`, `Z`).
-pub fn processes_with(marker: &str) -> Vec<(u32, String)> {
+/// The processes whose command line mentions `marker`, with their state letter (`R`, `S`).
+/// Only processes that run are found: a zombie's command line is empty. To check that a
+/// process is gone, not even a zombie, keep its id while it runs and ask [`still_there`].
+pub fn processes_with(marker: &str) -> Vec<(u32, char)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -310,17 +341,48 @@ pub fn processes_with(marker: &str) -> Vec<(u32, String)> {
         };
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains(marker) {
-            let status = std::fs::read_to_string(entry.path().join("status")).unwrap_or_default();
-            let state = status
-                .lines()
-                .find_map(|l| l.strip_prefix("State:"))
-                .unwrap_or("gone")
-                .trim()
-                .to_owned();
-            found.push((pid, state));
+            if let Some(stat) = stat(pid) {
+                found.push((pid, stat.state));
+            }
         }
     }
     found
+}
+
+/// What `/proc/PID/stat` says of a process: there until it is reaped, zombie or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// `R` running, `S` sleeping, `Z` zombie (exited, not reaped by its parent), …
+    pub state: char,
+    /// Its parent's id.
+    pub parent: u32,
+}
+
+/// The state and parent of process `pid`; `None` once it is gone (reaped).
+pub fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `PID (COMMAND) STATE PPID …`, the command possibly holding spaces and parentheses.
+    let mut rest = text[text.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let parent = rest.next()?.parse().ok()?;
+    Some(Stat { state, parent })
+}
+
+/// The processes whose parent is `pid`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|child| stat(*child).is_some_and(|s| s.parent == pid))
+        .collect()
+}
+
+/// Those of `pids` that still exist, running or zombie, with their state.
+pub fn still_there(pids: &[u32]) -> Vec<(u32, char)> {
+    pids.iter()
+        .filter_map(|pid| Some((*pid, stat(*pid)?.state)))
+        .collect()
 }
 
 /// `mcpx --config CONFIG serve` on stdio, not yet initialized, its frames unchecked.
@@ -335,6 +397,24 @@ pub fn serve_stdio(config: &Path) -> StdioTransport {
         ..StdioCommand::default()
     })
     .unwrap()
+}
+
+/// `mcpx --config CONFIG serve ARGS` with its input and output piped and its log going to
+/// `log`; killed when dropped.
+pub fn serve_piped(
+    config: &Path,
+    args: &[&str],
+    log: std::process::Stdio,
+) -> tokio::process::Child {
+    tokio::process::Command::new(MCPX)
+        .args(["--config", &config.display().to_string(), "serve"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
 }
 
 /// `mcpx --config CONFIG serve --http` on an ephemeral loopback port, with `env`.
@@ -478,13 +558,12 @@ pub fn signal(pid: u32, name: &str) {
     assert!(sent.success(), "kill -{name} {pid}");
 }
 
-/// Waits (at most `bound`) until process `pid` is gone (or a zombie); how long that took.
+/// Waits (at most `bound`) until process `pid` has exited: gone, or a zombie (for a child of
+/// the test, which reaps it later); how long that took.
 pub async fn gone_within(pid: u32, bound: Duration) -> Duration {
     let started = std::time::Instant::now();
     while started.elapsed() < bound {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let gone = status.is_empty() || status.contains("State:\tZ");
-        if gone {
+        if stat(pid).is_none_or(|s| s.state == 'Z') {
             return started.elapsed();
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
