@@ -1,5 +1,6 @@
 //! The config file: the `mcpServers` format MCP clients use (or `servers` with a `type`),
-//! found at `--config FILE`, else `./mcpx.json`, else `$XDG_CONFIG_HOME/mcpx/config.json`.
+//! found at `--config FILE`, else `./mcpx.json`, else `config.json` in the user's config folder
+//! ([`crate::places`]: `$XDG_CONFIG_HOME/mcpx`, `%APPDATA%\mcpx` on Windows).
 //!
 //! The file is validated with schemaval against `schemas/config.schema.json`, so a mistake is
 //! reported with the file, the JSON path and the problem. `${VAR}` in `env`, `headers`, `url`,
@@ -172,7 +173,10 @@ impl Config {
         let path = match explicit {
             Some(path) => path.to_path_buf(),
             None => find().ok_or_else(|| {
-                anyhow!("no config file: pass --config FILE, or create ./mcpx.json or $XDG_CONFIG_HOME/mcpx/config.json")
+                anyhow!(
+                    "no config file: pass --config FILE, or create ./mcpx.json or {}",
+                    crate::places::CONFIG_FILE_HINT
+                )
             })?,
         };
         let text = read(&path)?;
@@ -203,10 +207,7 @@ fn find() -> Option<PathBuf> {
     if local.is_file() {
         return Some(local);
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    let global = base.join("mcpx/config.json");
+    let global = crate::places::Places::here().config_file()?;
     global.is_file().then_some(global)
 }
 
