@@ -32,24 +32,38 @@ async fn valid_traffic_passes_and_is_kept_in_order() {
     t.close().await.unwrap();
 }
 
-/// SIGABRT, the signal `std::process::abort` ends a process with.
-const SIGABRT: i32 = 6;
-
 /// Which scenario the child process runs (see [`scenario`]).
 const SCENARIO: &str = "MCPSPEC_RECORDING_SCENARIO";
 
-/// Runs this test binary again, with only the test `scenario` and `SCENARIO=which`; returns
-/// whether it was killed by SIGABRT, and its stderr.
-fn run_scenario(which: &str) -> (bool, String) {
+/// Whether `status` is the end of a process that called `std::process::abort`: killed by
+/// SIGABRT on Unix.
+#[cfg(unix)]
+fn aborted(status: std::process::ExitStatus) -> bool {
     use std::os::unix::process::ExitStatusExt;
+    /// SIGABRT, the signal `std::process::abort` ends a process with.
+    const SIGABRT: i32 = 6;
+    status.signal() == Some(SIGABRT)
+}
+
+/// Whether `status` is the end of a process that called `std::process::abort`: on Windows it
+/// fails fast, exit code `STATUS_STACK_BUFFER_OVERRUN`.
+#[cfg(windows)]
+fn aborted(status: std::process::ExitStatus) -> bool {
+    /// `STATUS_STACK_BUFFER_OVERRUN` (0xC0000409) as an exit code.
+    const FAIL_FAST: u32 = 0xC000_0409;
+    status.code().map(i32::cast_unsigned) == Some(FAIL_FAST)
+}
+
+/// Runs this test binary again, with only the test `scenario` and `SCENARIO=which`; returns
+/// whether it ended aborted, and its stderr.
+fn run_scenario(which: &str) -> (bool, String) {
     let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "scenario", "--nocapture", "--test-threads=1"])
         .env(SCENARIO, which)
         .output()
         .unwrap();
-    let aborted = output.status.signal() == Some(SIGABRT);
     (
-        aborted,
+        aborted(output.status),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
