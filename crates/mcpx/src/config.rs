@@ -667,15 +667,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("key.pem");
         std::fs::write(&file, PEM).unwrap();
+        // The path as a JSON string: a Windows path's backslashes escaped.
+        let quoted = Value::from(file.display().to_string());
         let from_file = server(&format!(
-            r#"{{"clientId": "c", "privateKeyFile": "{}"}}"#,
-            file.display()
+            r#"{{"clientId": "c", "privateKeyFile": {quoted}}}"#
         ))
         .unwrap();
         assert_eq!(from_file.private_key.unwrap().pem.expose(), PEM);
         std::fs::write(&file, "x".repeat(MAX_PRIVATE_KEY_BYTES as usize + 1)).unwrap();
-        let too_big =
-            server(&format!(r#"{{"privateKeyFile": "{}"}}"#, file.display())).unwrap_err();
+        let too_big = server(&format!(r#"{{"privateKeyFile": {quoted}}}"#)).unwrap_err();
         assert!(
             format!("{too_big:#}").contains(&format!("is over {MAX_PRIVATE_KEY_BYTES} bytes")),
             "{too_big:#}"

@@ -179,6 +179,7 @@ fn config_with_failures(dir: &Path) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "one of its servers is `sleep`")]
 fn every_server_is_reported_when_some_fail_with_their_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_with_failures(dir.path());
@@ -254,6 +255,7 @@ exec sh "{dir}/scripted.sh" "{dir}/tools.json"
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "its servers are `sh` scripts")]
 fn servers_start_at_the_same_time() {
     // Each of the two starts only when the other has started: one after the other, the first
     // would give up; together, both start.

@@ -85,14 +85,18 @@ fn find(
 mod tests {
     use super::*;
 
+    /// What `find` finds for `program` among `files`, with `/` between folders whatever the
+    /// platform joins them with.
     fn found(program: &str, folders: &[&str], files: &[&str]) -> Option<String> {
         let folders: Vec<PathBuf> = folders.iter().map(PathBuf::from).collect();
+        let plain = |p: &str| p.replace('\\', "/").to_lowercase();
         // Windows' file systems ignore case.
         let exists = |p: &Path| {
-            let p = p.display().to_string().to_lowercase();
-            files.iter().any(|f| f.to_lowercase() == p)
+            let p = plain(&p.display().to_string());
+            files.iter().any(|f| plain(f) == p)
         };
-        find(program, &folders, &extensions(""), &exists).map(|p| p.display().to_string())
+        find(program, &folders, &extensions(""), &exists)
+            .map(|p| p.display().to_string().replace('\\', "/"))
     }
 
     #[test]
@@ -134,7 +138,7 @@ mod tests {
         let files = [r"C:\tools\srv.cmd", "d/srv.exe", "rel/x.bat"];
         assert_eq!(
             found(r"C:\tools\srv", &["d"], &files).as_deref(),
-            Some(r"C:\tools\srv.CMD")
+            Some("C:/tools/srv.CMD")
         );
         assert_eq!(found("rel/x", &["d"], &files).as_deref(), Some("rel/x.BAT"));
         assert_eq!(found("./srv", &["d"], &files), None);

@@ -119,6 +119,11 @@ async fn watch_signals(stop: Stop) {
     }
 }
 
+/// How long mcpx waits at exit for the runtime's blocking threads. Where standard input is read
+/// on one (Windows), the read lasts until the client closes it, which a stop on Ctrl-C does
+/// not wait for; everything else has been flushed by then.
+const RUNTIME_STOP_GRACE: Duration = Duration::from_secs(1);
+
 /// The most worker threads `--threads` takes.
 pub(crate) const MAX_THREADS: u16 = 1024;
 
@@ -258,5 +263,6 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     });
     observe.flush();
     log.flush(LOG_FLUSH_GRACE);
+    runtime.shutdown_timeout(RUNTIME_STOP_GRACE);
     served
 }
