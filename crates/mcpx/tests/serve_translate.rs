@@ -150,6 +150,10 @@ async fn post_modern(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_modern_servers_question_keeps_its_key_and_a_missing_capability_is_the_servers_to_judge()
 {
     let Some(_) = spec() else { return };
