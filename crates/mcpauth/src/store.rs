@@ -1,6 +1,8 @@
 //! Where credentials are kept: the OS keyring ([`KeyringStore`]) or a JSON file only its owner
-//! can read ([`FileStore`], mode 0600, replaced whole by a rename so a crash leaves the old or
-//! the new file, never half of one).
+//! can read ([`FileStore`], replaced whole by a rename so a crash leaves the old or the new
+//! file, never half of one). On Unix the file is mode 0600. On Windows it takes the access list
+//! of its folder, which in the user's profile (`%APPDATA%`, where mcpx keeps it) grants the
+//! user, SYSTEM and the Administrators alone.
 //!
 //! Keys: `client <issuer>` for a registered client, `tokens <resource>` for the tokens of an
 //! MCP server (with the issuer that granted them inside).

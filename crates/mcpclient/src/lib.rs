@@ -27,6 +27,7 @@ mod message;
 mod modern;
 mod params;
 mod pipe;
+mod process;
 mod reach;
 mod rpc;
 mod serve;

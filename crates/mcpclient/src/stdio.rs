@@ -4,31 +4,33 @@
 //! [`MAX_STDERR_LINES`] lines. Lines longer than [`crate::MAX_FRAME_BYTES`] are skipped without
 //! being held in memory.
 //!
-//! `close` asks the child to stop by closing its stdin, waits [`STOP_GRACE`], sends SIGTERM,
-//! waits again, then kills (SIGKILL) and reaps it; dropping the transport kills it. Started
-//! with [`StdioTransport::spawn_grouped`] (as the gateway starts its servers), the child runs
-//! in a process group of its own, so that what it starts (a wrapper such as `npx` starts the
-//! real server as its child) stops with it: `close` and drop kill whatever is left of the group.
-//! [`StdioTransport::spawn`] leaves the child in mcpx's group, where a terminal's Ctrl-C reaches
-//! it too (the command line's case).
+//! `close` asks the child to stop by closing its stdin, waits [`STOP_GRACE`], asks again the
+//! platform's way (SIGTERM on Unix; on Windows, terminating its job), waits again, then kills
+//! and reaps it; dropping the transport kills it. Started with
+//! [`StdioTransport::spawn_grouped`] (as the gateway starts its servers), the child runs in a
+//! process group of its own on Unix, so that what it starts (a wrapper such as `npx` starts the
+//! real server as its child) stops with it: `close` and drop kill whatever is left of the
+//! group. [`StdioTransport::spawn`] leaves the child in mcpx's group, where a terminal's Ctrl-C
+//! reaches it too (the command line's case). On Windows every child runs in a Job Object of its
+//! own, killed with everything in it when the transport (or mcpx) goes.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout};
 
 use crate::lines::{write_frames, FrameReader};
+use crate::process::Process;
 use crate::{Frame, FrameSink, Transport, TransportError};
 
 /// Most lines of the child's stderr kept (the latest ones).
 pub const MAX_STDERR_LINES: usize = 200;
 
 /// How long `close` waits for the child to exit after closing its stdin, and again after
-/// SIGTERM, before killing it.
+/// SIGTERM (Unix), before killing it.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// How to start a stdio server: the `command`, `args`, `env` and `cwd` of an `mcpServers` entry.
@@ -67,9 +69,7 @@ pub struct StdioTransport {
 /// The writing half of a [`StdioTransport`]: the child's stdin, and the child itself (closing
 /// stops it).
 pub struct StdioSink {
-    child: Child,
-    /// The child's own process group (its pid), killed as a whole; none when it shares ours.
-    group: Option<nix::unistd::Pid>,
+    child: Process,
     stdin: Option<ChildStdin>,
     stderr: StderrTail,
 }
@@ -138,39 +138,21 @@ impl StdioTransport {
     }
 
     fn start(command: &StdioCommand, grouped: bool) -> Result<StdioTransport, TransportError> {
-        let mut cmd = Command::new(&command.program);
-        cmd.args(&command.args)
-            .envs(&command.env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if grouped {
-            cmd.process_group(0);
-        }
-        if let Some(cwd) = &command.cwd {
-            cmd.current_dir(cwd);
-        }
         let spawn_error = |source| TransportError::Spawn {
             program: command.program.clone(),
             source,
         };
-        let mut child = cmd.spawn().map_err(spawn_error)?;
+        let mut child = Process::spawn(command, grouped).map_err(spawn_error)?;
         let missing = || spawn_error(std::io::Error::other("a standard stream was not piped"));
-        let stdin = child.stdin.take().ok_or_else(missing)?;
-        let stdout = child.stdout.take().ok_or_else(missing)?;
-        let stderr = child.stderr.take().ok_or_else(missing)?;
+        let (stdin, stdout, stderr) = child.take_stdio();
+        let stdin = stdin.ok_or_else(missing)?;
+        let stdout = stdout.ok_or_else(missing)?;
+        let stderr = stderr.ok_or_else(missing)?;
         let tail = StderrTail::default();
         tokio::spawn(keep_tail(BufReader::new(stderr), tail.0.clone()));
-        let group = child
-            .id()
-            .filter(|_| grouped)
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(nix::unistd::Pid::from_raw);
         Ok(StdioTransport {
             sink: StdioSink {
                 child,
-                group,
                 stdin: Some(stdin),
                 stderr: tail,
             },
@@ -227,13 +209,13 @@ impl FrameSink for StdioSink {
 
     async fn close(&mut self) -> Result<(), TransportError> {
         // As the MCP specification says: close its input, then SIGTERM, then SIGKILL, each
-        // after a grace.
+        // after a grace (on Windows the job is terminated after the first grace).
         drop(self.stdin.take());
         if tokio::time::timeout(STOP_GRACE, self.child.wait())
             .await
             .is_err()
         {
-            self.terminate();
+            self.child.terminate();
             if tokio::time::timeout(STOP_GRACE, self.child.wait())
                 .await
                 .is_err()
@@ -242,39 +224,7 @@ impl FrameSink for StdioSink {
                 self.child.wait().await?;
             }
         }
-        self.kill_group();
+        self.child.kill_rest();
         Ok(())
-    }
-}
-
-impl StdioSink {
-    /// Sends SIGTERM to the child's group, or to the child when it shares ours.
-    fn terminate(&self) {
-        use nix::sys::signal::{kill, killpg, Signal};
-        let sent = match (self.group, self.child.id()) {
-            (Some(group), _) => killpg(group, Signal::SIGTERM),
-            (None, Some(pid)) => match i32::try_from(pid) {
-                Ok(pid) => kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM),
-                Err(_) => return,
-            },
-            (None, None) => return,
-        };
-        if let Err(error) = sent {
-            tracing::debug!(%error, "SIGTERM not sent");
-        }
-    }
-
-    /// Kills every process left in the child's group.
-    fn kill_group(&mut self) {
-        if let Some(group) = self.group.take() {
-            // ESRCH (nobody left) is the usual answer.
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for StdioSink {
-    fn drop(&mut self) {
-        self.kill_group();
     }
 }

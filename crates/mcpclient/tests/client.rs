@@ -1,5 +1,11 @@
 //! The client against scripted servers: version negotiation, what the server asks of the
 //! client, and re-listing when tools change.
+//!
+//! Unix only: its scripted servers are `sh` scripts. The transport's platform-specific part
+//! (starting, stopping and reaping a child and what it started) is tested on every platform in
+//! `process_tree.rs`.
+
+#![cfg(unix)]
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,6 +1,12 @@
 //! The client against scripted 2026-07-28 servers: the `server/discover` probe and the fall
 //! back to `initialize`, the request fields in `_meta`, and questions asked in results
 //! (`input_required`) answered by the handlers and retried.
+//!
+//! Unix only: its scripted servers are `sh` scripts. The transport's platform-specific part
+//! (starting, stopping and reaping a child and what it started) is tested on every platform in
+//! `process_tree.rs`.
+
+#![cfg(unix)]
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,10 @@
 //! JSON-RPC over the stdio transport, against scripted real child processes.
+//!
+//! Unix only: its scripted peers are `sh` scripts. The transport's platform-specific part
+//! (starting, stopping and reaping a child and what it started) is tested on every platform in
+//! `process_tree.rs`.
+
+#![cfg(unix)]
 
 use std::time::Duration;
 

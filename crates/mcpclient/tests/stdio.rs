@@ -1,4 +1,10 @@
 //! The stdio transport against real child processes.
+//!
+//! Unix only: its children are `sh` scripts, `cat` and `sleep`, watched through /proc. The
+//! transport's platform-specific part (starting, stopping and reaping a child and what it started)
+//! is tested on every platform in `process_tree.rs`.
+
+#![cfg(unix)]
 
 use std::time::Duration;
 

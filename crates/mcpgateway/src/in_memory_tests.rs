@@ -1,8 +1,9 @@
 //! The gateway in memory: no binary and no child process. Its servers are mcpx-fixture running in
-//! this process over an in-memory stream ([`mcpclient::InProcess`]), its clients are sessions
-//! driven through [`Gateway::receive`], two or more at once for every session rule:
-//! subscriptions and log levels per session, batches, a call right after a crash, params passed
-//! through, and whom a server's question goes to.
+//! this process over an in-memory pipe ([`mcpclient::InProcess`]: a `tokio::io::duplex` that
+//! the fixture's thread reads and writes as a process would, the same on every platform), its
+//! clients are sessions driven through [`Gateway::receive`], two or more at once for every
+//! session rule: subscriptions and log levels per session, batches, a call right after a crash,
+//! params passed through, and whom a server's question goes to.
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -16,9 +17,13 @@ use crate::{
 };
 use mcpclient::{Frame, InProcess, Pipe, Protocol, Reach};
 use serde_json::{json, Value};
+use tokio_util::io::SyncIoBridge;
 
 /// How long a test waits for any one frame: far above what it takes, so only a bug hits it.
 const WAIT: Duration = Duration::from_secs(20);
+
+/// The bytes an in-memory pipe holds in each direction before a writer waits for the reader.
+const PIPE_BUFFER: usize = 64 * 1024;
 
 /// A fixture server in this process, each connection a new "process" (a crash ends only its
 /// own), every line of every connection recorded in one transcript.
@@ -34,11 +39,15 @@ fn fixture(name: &str, isolation: Isolation) -> Fixture {
     let transcript = dir.path().to_owned();
     let connections = AtomicUsize::new(0);
     let server = InProcess::new(name, move || -> std::io::Result<Box<dyn Pipe>> {
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+        let (ours, theirs) = tokio::io::duplex(PIPE_BUFFER);
         // A transcript per connection: connections run at once.
         let n = connections.fetch_add(1, Ordering::Relaxed);
         let record = std::fs::File::create(transcript.join(format!("{n}.jsonl")))?;
-        let input = BufReader::new(theirs.try_clone()?);
+        // The fixture reads and writes as a process would, blocking, on a thread of its own.
+        let (read, write) = tokio::io::split(theirs);
+        let input = BufReader::new(SyncIoBridge::new_with_handle(read, runtime.clone()));
+        let output = SyncIoBridge::new_with_handle(write, runtime);
         std::thread::spawn(move || {
             let options = mcpx_fixture::Options {
                 record: Some(record),
@@ -46,10 +55,9 @@ fn fixture(name: &str, isolation: Isolation) -> Fixture {
                 notifying: true,
                 ..Default::default()
             };
-            mcpx_fixture::serve(input, theirs, options);
+            mcpx_fixture::serve(input, output, options);
         });
-        ours.set_nonblocking(true)?;
-        Ok(Box::new(tokio::net::UnixStream::from_std(ours)?))
+        Ok(Box::new(ours))
     });
     Fixture {
         config: UpstreamConfig {

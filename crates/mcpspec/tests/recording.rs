@@ -32,21 +32,35 @@ async fn valid_traffic_passes_and_is_kept_in_order() {
     t.close().await.unwrap();
 }
 
-/// SIGABRT, the signal `std::process::abort` ends a process with.
-const SIGABRT: i32 = 6;
+/// Whether `status` is the end of a process that called `std::process::abort`: killed by
+/// SIGABRT on Unix.
+#[cfg(unix)]
+fn aborted(status: std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    /// SIGABRT, the signal `std::process::abort` ends a process with.
+    const SIGABRT: i32 = 6;
+    status.signal() == Some(SIGABRT)
+}
+
+/// Whether `status` is the end of a process that called `std::process::abort`: on Windows it
+/// fails fast, exit code `STATUS_STACK_BUFFER_OVERRUN`.
+#[cfg(windows)]
+fn aborted(status: std::process::ExitStatus) -> bool {
+    /// `STATUS_STACK_BUFFER_OVERRUN` (0xC0000409) as an exit code.
+    const FAIL_FAST: u32 = 0xC000_0409;
+    status.code().map(i32::cast_unsigned) == Some(FAIL_FAST)
+}
 
 /// Runs the `recording-scenario` binary on `which` (`server` or `client`); returns whether it
-/// was killed by SIGABRT, and its stderr. (Before, the child was this test binary again, with
-/// a test of its own that passed, asserting nothing, in every ordinary run.)
+/// ended aborted, and its stderr. (Before, the child was this test binary again, with a test
+/// of its own that passed, asserting nothing, in every ordinary run.)
 fn run_scenario(which: &str) -> (bool, String) {
-    use std::os::unix::process::ExitStatusExt;
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_recording-scenario"))
         .arg(which)
         .output()
         .unwrap();
-    let aborted = output.status.signal() == Some(SIGABRT);
     (
-        aborted,
+        aborted(output.status),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }

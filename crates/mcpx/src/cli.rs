@@ -22,7 +22,8 @@ pub(crate) fn verdict(failed: bool, is_no: bool) -> std::process::ExitCode {
 }
 
 const EXIT_CODES: &str = "\
-Config: --config FILE, else ./mcpx.json, else $XDG_CONFIG_HOME/mcpx/config.json, in the
+Config: --config FILE, else ./mcpx.json, else mcpx/config.json in the user's config folder
+($XDG_CONFIG_HOME or ~/.config; %APPDATA% on Windows), in the
 mcpServers format ({\"mcpServers\": {\"NAME\": {\"command\": ..., \"args\": [...]}}} or {\"url\": ...}).
 
 Exit codes:
@@ -44,7 +45,8 @@ fn metrics_addr(text: &str) -> Result<std::net::SocketAddr, String> {
 #[derive(Debug, Parser)]
 #[command(name = "mcpx", version, about = "Gateway and command-line client for MCP servers, enforcing their tool schemas", after_help = EXIT_CODES)]
 pub(crate) struct Cli {
-    /// The config file (default: ./mcpx.json, then $XDG_CONFIG_HOME/mcpx/config.json).
+    /// The config file (default: ./mcpx.json, then mcpx/config.json in $XDG_CONFIG_HOME,
+    /// ~/.config, or %APPDATA% on Windows).
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// Log in through the browser when a server asks for it, also without a terminal (the
@@ -136,7 +138,7 @@ pub(crate) enum Command {
     /// Log in to a server that asks for OAuth, show what is stored, or forget it.
     #[command(
         subcommand,
-        after_help = "Tokens are kept in the OS keyring, else in $XDG_CONFIG_HOME/mcpx/credentials.json\n(readable by its owner only); MCPX_CREDENTIALS=FILE names the file to use instead.\n\nExamples:\n  mcpx auth login notes\n  mcpx auth status\n  mcpx auth logout notes"
+        after_help = "Tokens are kept in the OS keyring (Keychain, Credential Manager, Secret Service), else in\nmcpx/credentials.json in the user's config folder ($XDG_CONFIG_HOME or ~/.config; %APPDATA%\non Windows; readable by its owner only); MCPX_CREDENTIALS=FILE names the file to use instead.\n\nExamples:\n  mcpx auth login notes\n  mcpx auth status\n  mcpx auth logout notes"
     )]
     Auth(AuthCommand),
     /// Compile every tool schema under the policy and list each problem (exit 1 when any);

@@ -1,5 +1,6 @@
 //! The config file: the `mcpServers` format MCP clients use (or `servers` with a `type`),
-//! found at `--config FILE`, else `./mcpx.json`, else `$XDG_CONFIG_HOME/mcpx/config.json`.
+//! found at `--config FILE`, else `./mcpx.json`, else `config.json` in the user's config folder
+//! ([`crate::places`]: `$XDG_CONFIG_HOME/mcpx`, `%APPDATA%\mcpx` on Windows).
 //!
 //! The file is validated with schemaval against `schemas/config.schema.json`, so a mistake is
 //! reported with the file, the JSON path and the problem. `${VAR}` in `env`, `headers`, `url`,
@@ -202,7 +203,10 @@ impl Config {
         let path = match explicit {
             Some(path) => path.to_path_buf(),
             None => find().ok_or_else(|| {
-                anyhow!("no config file: pass --config FILE, or create ./mcpx.json or $XDG_CONFIG_HOME/mcpx/config.json")
+                anyhow!(
+                    "no config file: pass --config FILE, or create ./mcpx.json or {}",
+                    crate::places::CONFIG_FILE_HINT
+                )
             })?,
         };
         let text = read(&path)?;
@@ -252,16 +256,13 @@ fn find() -> Option<PathBuf> {
     global.is_file().then_some(global)
 }
 
-/// `$XDG_CONFIG_HOME/mcpx/config.json` (`~/.config` when unset).
+/// The user's own config file (see [`crate::places`]).
 fn global() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("mcpx/config.json"))
+    crate::places::Places::here().config_file()
 }
 
 /// The config file `import` and `install` write, absolute: `explicit`, else the one
-/// [`Config::load`] would read, else `$XDG_CONFIG_HOME/mcpx/config.json` (created then).
+/// [`Config::load`] would read, else the user's own config file (created then).
 pub fn path_for_writing(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     let path = match explicit {
         Some(path) => path.to_path_buf(),
@@ -756,15 +757,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("key.pem");
         std::fs::write(&file, PEM).unwrap();
+        // The path as a JSON string: a Windows path's backslashes escaped.
+        let quoted = Value::from(file.display().to_string());
         let from_file = server(&format!(
-            r#"{{"clientId": "c", "privateKeyFile": "{}"}}"#,
-            file.display()
+            r#"{{"clientId": "c", "privateKeyFile": {quoted}}}"#
         ))
         .unwrap();
         assert_eq!(from_file.private_key.unwrap().pem.expose(), PEM);
         std::fs::write(&file, "x".repeat(MAX_PRIVATE_KEY_BYTES as usize + 1)).unwrap();
-        let too_big =
-            server(&format!(r#"{{"privateKeyFile": "{}"}}"#, file.display())).unwrap_err();
+        let too_big = server(&format!(r#"{{"privateKeyFile": {quoted}}}"#)).unwrap_err();
         assert!(
             format!("{too_big:#}").contains(&format!("is over {MAX_PRIVATE_KEY_BYTES} bytes")),
             "{too_big:#}"

@@ -15,6 +15,7 @@ use mcpauth::{AuthError, Authorizer, FileStore, Interaction, KeyringStore, Store
 use mcpclient::Reach;
 use mcpclient::{AuthFailure, AuthHeader, AuthTarget, BoxFuture, HttpAuth, Refusal};
 use mcpx::config::Server;
+use mcpx::places::Places;
 
 /// `--login`: log in when asked even without a terminal.
 static LOGIN_ANYWHERE: OnceLock<bool> = OnceLock::new();
@@ -25,7 +26,7 @@ pub(crate) fn allow_login_anywhere(allowed: bool) {
 }
 
 /// The credential store: the file MCPX_CREDENTIALS names, else the OS keyring when it
-/// answers, else `$XDG_CONFIG_HOME/mcpx/credentials.json`.
+/// answers, else `credentials.json` in the user's config folder ([`mcpx::places`]).
 pub(crate) fn store() -> anyhow::Result<Arc<dyn Store>> {
     static STORE: OnceLock<Arc<dyn Store>> = OnceLock::new();
     if let Some(store) = STORE.get() {
@@ -36,13 +37,10 @@ pub(crate) fn store() -> anyhow::Result<Arc<dyn Store>> {
         None => match KeyringStore::available() {
             Some(keyring) => Arc::new(keyring),
             None => {
-                let base = std::env::var_os("XDG_CONFIG_HOME")
-                    .map(PathBuf::from)
-                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-                    .ok_or_else(|| {
-                        anyhow::anyhow!("no keyring, and neither XDG_CONFIG_HOME nor HOME is set: set MCPX_CREDENTIALS=FILE")
-                    })?;
-                Arc::new(FileStore::new(base.join("mcpx/credentials.json")))
+                let file = Places::here().credentials_file().ok_or_else(|| {
+                    anyhow::anyhow!("no keyring, and no per-user config folder (XDG_CONFIG_HOME or HOME; APPDATA on Windows): set MCPX_CREDENTIALS=FILE")
+                })?;
+                Arc::new(FileStore::new(file))
             }
         },
     };

@@ -25,6 +25,7 @@ mod input;
 mod log;
 mod login;
 mod output;
+mod platform;
 mod prompt;
 mod stderr_log;
 
@@ -223,17 +224,14 @@ fn config_to_write(raw: &cli::Cli) -> anyhow::Result<std::path::PathBuf> {
 
 /// Sleeps `delay` seconds and then spins until the process has used `cpu` seconds of CPU: a
 /// slow-starting server (an interpreter loading, a package resolved) for the startup
-/// benchmark and tests.
+/// benchmark and tests. Where the platform does not tell the CPU time used (Windows), the
+/// spin's own duration stands for it.
 fn slow_start(delay: f64, cpu: f64) {
-    use nix::sys::resource::{getrusage, UsageWho};
-    std::thread::sleep(std::time::Duration::from_secs_f64(delay));
-    let used = || {
-        getrusage(UsageWho::RUSAGE_SELF).map_or(f64::MAX, |u| {
-            let t = u.user_time();
-            t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6
-        })
-    };
-    while used() < cpu {
+    use std::time::{Duration, Instant};
+    std::thread::sleep(Duration::from_secs_f64(delay));
+    let cpu = Duration::from_secs_f64(cpu);
+    let spinning = Instant::now();
+    while platform::cpu_time().unwrap_or_else(|| spinning.elapsed()) < cpu {
         std::hint::spin_loop();
     }
 }

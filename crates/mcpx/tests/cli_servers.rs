@@ -98,6 +98,7 @@ fn sent(config: &Path, words: &[&str]) -> Value {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "its scripted server is an `sh` script")]
 fn key_value_words_are_typed_through_any_of_one_of_and_refs() {
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), "");
@@ -121,6 +122,7 @@ fn key_value_words_are_typed_through_any_of_one_of_and_refs() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "its scripted server is an `sh` script")]
 fn a_word_no_reading_of_which_is_valid_is_reported_as_what_it_is() {
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), "");
@@ -145,6 +147,7 @@ fn a_word_no_reading_of_which_is_valid_is_reported_as_what_it_is() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "its scripted server is an `sh` script")]
 fn the_table_shows_resolved_types_and_enum_values() {
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), "");
@@ -179,6 +182,7 @@ fn config_with_failures(dir: &Path) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "one of its servers is `sleep`")]
 fn every_server_is_reported_when_some_fail_with_their_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_with_failures(dir.path());
@@ -254,6 +258,7 @@ exec sh "{dir}/scripted.sh" "{dir}/tools.json"
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "its servers are `sh` scripts")]
 fn servers_start_at_the_same_time() {
     // Each of the two starts only when the other has started: one after the other, the first
     // would give up; together, both start.

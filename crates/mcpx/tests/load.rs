@@ -114,6 +114,7 @@ async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() 
 
 #[tokio::test(flavor = "multi_thread")]
 #[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
+#[cfg_attr(windows, ignore = "reads the gateway's memory from /proc")]
 async fn resident_memory_stays_flat_over_a_hundred_thousand_calls() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -136,6 +137,7 @@ async fn resident_memory_stays_flat_over_a_hundred_thousand_calls() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(windows, ignore = "reads the gateway's CPU time from /proc")]
 async fn twenty_thousand_pipelined_calls_through_the_stdio_front_are_each_answered_once() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();

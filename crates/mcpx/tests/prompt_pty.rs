@@ -1,6 +1,12 @@
 //! The command line on a terminal (a pseudo-terminal): elicitation, `mcpx call` answering the
 //! demo server's `book-table` question field by field, with an invalid answer asked again; and
 //! the live status lines of servers starting.
+//!
+//! Unix only: rexpect drives a Unix pseudo-terminal. On Windows the same prompts run in a
+//! console, which a test cannot type into from outside (the piped `--elicit` path is tested
+//! in `mcp_cli.rs` on every platform).
+
+#![cfg(unix)]
 
 use std::process::Command;
 

@@ -101,6 +101,10 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "needs the real servers from npm and PyPI, which scripts/fetch-real-servers installs for Linux"
+)]
 fn key_value_calls_on_real_servers_are_typed_by_their_schemas() {
     let Some(root) = installed() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -240,6 +244,10 @@ fn key_value_calls_on_real_servers_are_typed_by_their_schemas() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "needs the real servers from npm and PyPI, which scripts/fetch-real-servers installs for Linux"
+)]
 fn the_whole_set_at_once_with_a_server_that_dies_among_them() {
     let Some(root) = installed() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -278,6 +286,10 @@ fn the_whole_set_at_once_with_a_server_that_dies_among_them() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "needs the real servers from npm and PyPI, which scripts/fetch-real-servers installs for Linux"
+)]
 fn search_finds_the_real_tool_for_a_task_across_the_six_servers() {
     let Some(root) = installed() else { return };
     let dir = tempfile::tempdir().unwrap();

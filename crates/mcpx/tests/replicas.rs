@@ -313,6 +313,7 @@ impl Legacy {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(windows, ignore = "needs HAProxy, from Debian")]
 async fn sessions_stick_to_their_replica_and_move_after_it_dies() {
     let Some(haproxy) = haproxy() else { return };
     let mut cluster = Cluster::start(&haproxy).await;
@@ -399,6 +400,7 @@ async fn modern_call(http: &reqwest::Client, url: &str, client: u64, i: u64) -> 
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(windows, ignore = "needs HAProxy, from Debian")]
 async fn sessionless_clients_are_balanced_round_robin_and_lose_nothing_when_a_replica_dies() {
     let Some(haproxy) = haproxy() else { return };
     let mut cluster = Cluster::start(&haproxy).await;

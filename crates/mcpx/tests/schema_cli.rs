@@ -193,9 +193,10 @@ fn check_names_each_failing_file_and_its_kind_of_error() {
     let mut cmd = Command::cargo_bin("mcpx").unwrap();
     let out = cmd.current_dir(dir.path()).args(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let text = String::from_utf8(out.stdout)
-        .unwrap()
-        .replace(&format!("{}/", dir.path().display()), "");
+    let text = String::from_utf8(out.stdout).unwrap().replace(
+        &format!("{}{}", dir.path().display(), std::path::MAIN_SEPARATOR),
+        "",
+    );
     insta::assert_snapshot!(text, @r#"
     remote.json: unresolved reference: http://127.0.0.1:1/a.json at $.properties.a['$ref']
     draft3.json: unsupported dialect: http://json-schema.org/draft-03/schema#

@@ -302,6 +302,10 @@ fn assert_searcher(report: &Report) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn python_sdk_client_searches_describes_and_calls_over_stdio() {
     let Some(report) = python_client("stdio").await else {
         return;
@@ -310,6 +314,10 @@ async fn python_sdk_client_searches_describes_and_calls_over_stdio() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn python_sdk_clients_over_http_are_each_told_only_of_their_own_list() {
     let Some(report) = python_client("http").await else {
         return;

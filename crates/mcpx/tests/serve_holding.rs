@@ -4,6 +4,10 @@
 //! loopback address (127.0.0.2) that must be served throughout. Memory is read from /proc;
 //! every load is bounded in count and time. The bystander's latencies are printed (the figures
 //! in RELIABILITY.md), never asserted.
+//!
+//! Linux only: memory is read from /proc, and the bystander binds a second loopback address
+//! (127.0.0.2), which Linux has and macOS and Windows do not by default.
+#![cfg(target_os = "linux")]
 
 mod common;
 

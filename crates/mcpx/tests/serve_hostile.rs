@@ -92,6 +92,10 @@ async fn concurrent_long_calls_to_a_single_threaded_server_through_the_http_fron
 /// answers are read while its further requests are held, so every call ends (before, the front
 /// stopped reading at the limit, and the 256 calls in flight waited for answers it never read).
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn pipelined_eliciting_calls_past_the_pacing_bound_all_end() {
     let (Some(_), Some(python)) = (spec(), mcpx_interop::python()) else {
         return;
@@ -155,6 +159,10 @@ async fn terminate(pid: u32) -> Duration {
 /// server is left running (before: still running 60 s later). Calls that finish within the
 /// drain are `serve_drain.rs`'s.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "stops the gateway with SIGTERM (Ctrl-C under wine: scripts/cross-smoke)"
+)]
 async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
     const SESSIONS: usize = 4;
     const QUEUED: usize = 48;
@@ -323,6 +331,7 @@ fn hostile_arguments() -> Vec<(&'static str, String)> {
 /// figures (peak growth, the bystander's slowest ping) are printed for RELIABILITY.md.
 #[tokio::test(flavor = "multi_thread")]
 #[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
+#[cfg_attr(windows, ignore = "reads the gateway's memory from /proc")]
 async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one() {
     for (shape, arguments) in hostile_arguments() {
         // A gateway of its own for each shape, so that each peak is its own.
@@ -396,6 +405,7 @@ async fn a_huge_request_costs_a_bounded_multiple_of_its_body_and_stalls_no_one()
 /// connections below it), and the idle connections are closed after the header timeout.
 /// Before, they took every descriptor and locked every client out.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(windows, ignore = "its scripted server is an `sh` script")]
 async fn idle_connections_neither_lock_clients_out_nor_stay_open() {
     use tokio::io::AsyncReadExt;
     const IDLE: usize = 1_100;
@@ -498,6 +508,7 @@ async fn one_sessions_backlog_never_starves_another_sessions_call() {
 /// at once (before: 30 stalled 60 MiB bodies held 1.82 GiB for as long as they liked).
 #[tokio::test(flavor = "multi_thread")]
 #[allow(clippy::print_stderr)] // the figures, for RELIABILITY.md
+#[cfg_attr(windows, ignore = "reads the gateway's memory from /proc")]
 async fn stalled_bodies_hold_a_bounded_budget_and_lock_no_one_out() {
     use tokio::io::AsyncWriteExt;
     const STALLED: usize = 40;

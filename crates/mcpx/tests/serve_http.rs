@@ -263,6 +263,10 @@ async fn a_client_calls_through_the_http_front() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn the_clients_credentials_never_reach_a_server() {
     let Some(spec) = spec() else { return };
     let Some(server) = mcpx_interop::python_over_http().await else {
@@ -450,6 +454,10 @@ async fn a_request_id_in_flight_twice_is_refused_and_the_other_answered() {
 const HELD_MS: u64 = 5_000;
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "its time bounds are set for a native build; under wine the calls in flight take longer than they allow"
+)]
 async fn a_request_past_the_limit_in_flight_is_refused_at_once() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();

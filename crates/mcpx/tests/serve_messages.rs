@@ -193,6 +193,10 @@ async fn behind_pretty(
 /// An HTTP server that indents its answers: on the stdio front each answer is still one line,
 /// its content unchanged; and arguments reach a server with their number text as written.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn an_indenting_http_server_and_number_text_through_the_stdio_front() {
     let Some((_pretty, mut client, _dir)) = behind_pretty(&[], &[], json!({})).await else {
         return;
@@ -454,6 +458,10 @@ async fn an_unlisted_name_reaches_the_one_unprefixed_server_but_a_hidden_tool_ne
 /// withdrawn and the client told; when it is back on its address, the gateway reconnects and
 /// lists its tools again (before: its tools stayed listed, and nothing was logged).
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_dead_http_server_is_noticed_withdrawn_and_reconnected() {
     let (Some(_), Some(python)) = (spec(), python()) else {
         return;
@@ -648,6 +656,10 @@ async fn the_restart_backoff_resets_after_a_stable_run() {
 /// reaches the server before the acknowledgement is given (before, each notification was sent
 /// inline, and the call was sent only once it was acknowledged).
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_slow_acknowledgement_holds_up_no_call() {
     let slow = [("PRETTY_SLOW_ACK", "20")];
     let roots = json!({"roots": {"listChanged": true}});
@@ -681,6 +693,10 @@ async fn a_slow_acknowledgement_holds_up_no_call() {
 /// that comes later is never read (before, the exchange went on, read it, and it was dropped as
 /// an answer nobody waited for).
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_timed_out_http_call_stops_its_exchange() {
     let timeout = ["--timeout", "1"];
     let Some((_pretty, mut client, _dir)) = behind_pretty(&[], &timeout, json!({})).await else {

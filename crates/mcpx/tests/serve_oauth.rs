@@ -29,6 +29,10 @@ fn report(out: &str) -> std::collections::HashMap<String, Value> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn an_sdk_client_logs_in_at_a_real_issuer_and_calls_through_the_gateway() {
     let (Some(python), Some(issuer)) = (python(), issuer("mcp:tools files:read files:write").await)
     else {
@@ -135,6 +139,10 @@ async fn post(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn scopes_audiences_and_no_token_passthrough() {
     use mcpclient::{Client, ClientOptions, HttpConfig, HttpTransport};
     let Some(spec) = common::spec() else { return };
@@ -282,6 +290,10 @@ async fn scopes_audiences_and_no_token_passthrough() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 fn a_static_token_and_oauth_exclude_each_other() {
     let dir = tempfile::tempdir().unwrap();
     let gateway = json!({"auth": {"issuer": "https://auth.example.com"}});
@@ -307,6 +319,10 @@ fn a_static_token_and_oauth_exclude_each_other() {
 const ROUNDS: usize = 20;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn two_clients_with_different_scopes_at_once() {
     use mcpclient::{Client, ClientOptions, HttpConfig, HttpTransport};
     let Some(issuer) = issuer("mcp:tools files:read files:write").await else {

@@ -133,6 +133,7 @@ async fn stopped(gateway: &HttpPeer) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(windows, ignore = "stops the gateway with SIGTERM")]
 async fn warn_logs_and_counts_each_change_once_and_offers_the_tools() {
     let Some(Drifted {
         gateway, clients, ..

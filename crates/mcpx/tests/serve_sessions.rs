@@ -113,6 +113,10 @@ async fn ask_many(client: &Client, user: &Named, tool_prefix: &str) {
 /// Over a Streamable HTTP server, each question goes to the client whose call caused it: two
 /// clients, many eliciting and sampling calls each at once, zero cross-deliveries.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn each_question_reaches_the_client_whose_call_asked_it() {
     let (Some(_), Some(upstream)) = (spec(), python_over_http().await) else {
         return;
@@ -130,6 +134,10 @@ async fn each_question_reaches_the_client_whose_call_asked_it() {
 /// Over stdio nothing says whose call asked: with one client calling, it is asked; while two
 /// clients have calls in flight to the server, the question is declined, never guessed.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn an_ambiguous_question_from_a_shared_stdio_server_is_declined_not_guessed() {
     let (Some(_), Some(python)) = (spec(), python()) else {
         return;
@@ -319,6 +327,10 @@ async fn subscriptions_and_log_levels_belong_to_their_session() {
 /// session: many eliciting and sampling calls from two clients at once, each answered by its
 /// own caller; a session's process stops when the session ends.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_per_session_server_asks_each_session_only_its_own_questions() {
     let (Some(_), Some(python)) = (spec(), python()) else {
         return;
@@ -492,26 +504,46 @@ async fn sdk_clients_never_mix(upstream: Upstream, sdks: [Sdk; 2]) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn python_sdk_clients_never_mix_over_a_shared_http_server() {
     sdk_clients_never_mix(Upstream::SharedHttp, [Sdk::Python, Sdk::Python]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn typescript_sdk_clients_never_mix_over_a_shared_http_server() {
     sdk_clients_never_mix(Upstream::SharedHttp, [Sdk::TypeScript, Sdk::TypeScript]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn python_and_typescript_sdk_clients_never_mix_over_a_shared_http_server() {
     sdk_clients_never_mix(Upstream::SharedHttp, [Sdk::Python, Sdk::TypeScript]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn python_sdk_clients_never_mix_over_a_per_session_stdio_server() {
     sdk_clients_never_mix(Upstream::PerSessionStdio, [Sdk::Python, Sdk::Python]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn typescript_sdk_clients_never_mix_over_a_per_session_stdio_server() {
     sdk_clients_never_mix(
         Upstream::PerSessionStdio,
@@ -521,6 +553,10 @@ async fn typescript_sdk_clients_never_mix_over_a_per_session_stdio_server() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn python_and_typescript_sdk_clients_never_mix_over_a_per_session_stdio_server() {
     sdk_clients_never_mix(Upstream::PerSessionStdio, [Sdk::Python, Sdk::TypeScript]).await;
 }

@@ -42,6 +42,10 @@ fn ada() -> ScriptedUser {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_legacy_client_answers_a_modern_only_servers_questions_as_requests() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -60,6 +64,10 @@ async fn a_legacy_client_answers_a_modern_only_servers_questions_as_requests() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_modern_client_reaches_a_modern_only_server_modern_both_ways() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -77,6 +85,10 @@ async fn a_modern_client_reaches_a_modern_only_server_modern_both_ways() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_modern_client_answers_a_legacy_only_servers_question_in_a_result() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -138,6 +150,10 @@ async fn post_modern(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_modern_servers_question_keeps_its_key_and_a_missing_capability_is_the_servers_to_judge()
 {
     let Some(_) = spec() else { return };
@@ -213,6 +229,10 @@ fn said(steps: &std::collections::HashMap<String, Value>, step: &str) -> String 
 /// The official SDK clients, speaking 2026-07-28 to the gateway (stdio and HTTP), reach a server
 /// that speaks only 2025-11-25: its questions come to them as input_required results.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn sdk_clients_of_2026_07_28_reach_a_legacy_only_server_through_the_gateway() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -257,6 +277,10 @@ async fn sdk_clients_of_2026_07_28_reach_a_legacy_only_server_through_the_gatewa
 
 /// The Python SDK client in the 2025 era reaches a server that speaks only 2026-07-28.
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node or Python peers, which scripts/fetch-interop-peers fetches and runs for Linux"
+)]
 async fn a_legacy_sdk_client_reaches_a_modern_only_server_through_the_gateway() {
     let Some(_) = spec() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -220,6 +220,10 @@ async fn principals(mut section: Value) -> Option<Setup> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node authorization server, a Linux program here"
+)]
 async fn a_session_answers_only_the_principal_that_opened_it() {
     let Some(setup) = principals(json!({})).await else {
         return;
@@ -289,6 +293,10 @@ async fn a_session_answers_only_the_principal_that_opened_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node authorization server, a Linux program here"
+)]
 async fn a_parked_call_answers_only_the_principal_that_started_it() {
     let Some(setup) = principals(json!({})).await else {
         return;
@@ -337,6 +345,10 @@ async fn a_parked_call_answers_only_the_principal_that_started_it() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    windows,
+    ignore = "needs the Node authorization server, a Linux program here"
+)]
 async fn a_tool_behind_a_scope_stays_hidden_on_every_path_that_names_it() {
     let section = json!({"exposure": "search", "alwaysExpose": ["demo__echo", "demo__get-sum"]});
     let Some(setup) = principals(section).await else {

@@ -1,19 +1,23 @@
-//! Config reload for `mcpx serve`: on SIGHUP, and with `--watch` when the config file changes,
-//! the file is read and checked again; its servers go to [`Gateway::reload`] (added, removed and
-//! changed ones started, stopped and restarted; the others and every session untouched).
+//! Config reload for `mcpx serve`: on SIGHUP (Unix), and with `--watch` when the config file
+//! changes, the file is read and checked again; its servers go to [`Gateway::reload`] (added,
+//! removed and changed ones started, stopped and restarted; the others and every session
+//! untouched). Windows has no SIGHUP: `--watch` is the reload there.
 //!
 //! A file with a mistake is refused with the message `mcpx serve` gives at start (the file, the
 //! JSON path, the problem) and the config in force stays. The `gateway` section is what the
 //! fronts were built with: a change there is logged as needing a restart. The file is polled
-//! (its size, time and inode every [`WATCH_INTERVAL`]) rather than watched through inotify:
-//! polling sees an editor's rename-over and a Kubernetes ConfigMap's symlink swap alike, costs
-//! one `stat` a second, and needs no dependency.
+//! (its size, time and identity every [`WATCH_INTERVAL`]: its inode, on Windows its volume and
+//! file index) rather than watched through inotify: polling sees an editor's rename-over and a
+//! Kubernetes ConfigMap's symlink swap alike, costs one `stat` a second, and needs no
+//! dependency.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use mcpgateway::{Gateway, UpstreamConfig};
 use mcpx::config::{Config, GatewaySection, Server};
+
+use crate::platform::{self, FileId};
 
 /// How often `--watch` looks at the config file.
 pub(crate) const WATCH_INTERVAL: Duration = Duration::from_secs(1);
@@ -85,15 +89,12 @@ fn fresh(
 /// Reloads the config at `path` on each SIGHUP and, when `watch`, each change of the file,
 /// until the gateway stops (the caller drops this future).
 pub(crate) async fn reloads(gateway: Gateway, path: PathBuf, mut applied: Applied, watch: bool) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut hangups = signal(SignalKind::hangup())
-        .inspect_err(|error| tracing::warn!(%error, "cannot watch SIGHUP"))
-        .ok();
+    let mut hangups = platform::Hangups::listen();
     let mut seen = stamp(&path);
     let mut poll = tokio::time::interval(WATCH_INTERVAL);
     loop {
         tokio::select! {
-            Some(()) = hangup(&mut hangups) => tracing::info!("SIGHUP: reloading the config"),
+            name = hangups.next() => tracing::info!("{name}: reloading the config"),
             _ = poll.tick(), if watch => {
                 if stamp(&path) == seen {
                     continue;
@@ -102,25 +103,20 @@ pub(crate) async fn reloads(gateway: Gateway, path: PathBuf, mut applied: Applie
                 seen = stamp(&path);
                 tracing::info!("the config file changed: reloading it");
             }
-            else => return,
         }
         applied = reload(&gateway, &path, applied);
     }
 }
 
-async fn hangup(hangups: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
-    match hangups {
-        Some(hangups) => hangups.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// What tells that the file changed: its size, modification time and inode (a new file
+/// What tells that the file changed: its size, modification time and identity (a new file
 /// renamed over it, a symlink pointed elsewhere); `None` while it cannot be read.
-fn stamp(path: &Path) -> Option<(u64, SystemTime, u64)> {
-    use std::os::unix::fs::MetadataExt;
+fn stamp(path: &Path) -> Option<(u64, SystemTime, FileId)> {
     let metadata = std::fs::metadata(path).ok()?;
-    Some((metadata.len(), metadata.modified().ok()?, metadata.ino()))
+    Some((
+        metadata.len(),
+        metadata.modified().ok()?,
+        platform::file_id(path)?,
+    ))
 }
 
 /// Reads and applies the config at `path`; on a mistake, logs it and keeps `applied`.

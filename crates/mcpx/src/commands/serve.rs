@@ -9,6 +9,7 @@ use mcpgateway::{Gateway, GatewayOptions, HttpOptions, Phase, Stop};
 
 use mcpx::config::Config;
 
+use crate::platform;
 use crate::stderr_log::{StderrLog, LOG_FLUSH_GRACE};
 
 /// `mcpx serve`, its arguments checked.
@@ -18,7 +19,8 @@ pub(crate) struct Serve {
     pub(crate) token: Option<String>,
     pub(crate) lazy: bool,
     pub(crate) timeout: Duration,
-    /// Reload the config when its file changes (SIGHUP reloads it either way).
+    /// Reload the config when its file changes (SIGHUP reloads it either way, where there is
+    /// one).
     pub(crate) watch: bool,
     /// Where to serve metrics besides the HTTP front's /metrics.
     pub(crate) metrics: Option<SocketAddr>,
@@ -100,63 +102,33 @@ fn log_to_stderr(verbosity: crate::log::Verbosity) -> StderrLog {
     log
 }
 
-/// Standard input and output for the stdio front. When they are pipes (as when a client
-/// spawns mcpx) they are read and written as non-blocking pipes on the runtime; Tokio's own
-/// stdin and stdout go through a blocking thread for every read and write, which costs a
-/// thread hand-off per frame.
-fn stdio() -> (
-    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
-    Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
-) {
-    use std::os::fd::AsFd;
-    use tokio::net::unix::pipe;
-    let input = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .and_then(pipe::Receiver::from_owned_fd);
-    let output = std::io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .and_then(pipe::Sender::from_owned_fd);
-    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match input {
-        Ok(pipe) => Box::new(pipe),
-        Err(_) => Box::new(tokio::io::stdin()),
-    };
-    let output: Box<dyn tokio::io::AsyncWrite + Unpin + Send> = match output {
-        Ok(pipe) => Box::new(pipe),
-        Err(_) => Box::new(tokio::io::stdout()),
-    };
-    (input, output)
-}
-
-/// Turns SIGINT and SIGTERM into `stop`: the first starts the drain, the second stops at once.
-/// Either way the gateway then stops its servers (and what they started) before mcpx exits,
-/// rather than leaving them behind.
+/// Turns SIGINT and SIGTERM (Ctrl-C and Ctrl-Break on Windows) into `stop`: the first starts
+/// the drain, the second stops at once. Either way the gateway then stops its servers (and what
+/// they started) before mcpx exits, rather than leaving them behind.
 async fn watch_signals(stop: Stop) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (mut term, mut int) = match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(term), Ok(int)) => (term, int),
-        (Err(error), _) | (_, Err(error)) => {
-            tracing::warn!(%error, "cannot watch SIGTERM and SIGINT");
+    let mut signals = match platform::StopSignals::listen() {
+        Ok(signals) => signals,
+        Err(error) => {
+            tracing::warn!(%error, "cannot watch the stop signals");
             let _ = tokio::signal::ctrl_c().await;
             stop.now();
             return;
         }
     };
     for step in [Phase::Draining, Phase::Stopping] {
-        tokio::select! {
-            _ = int.recv() => tracing::info!("SIGINT"),
-            _ = term.recv() => tracing::info!("SIGTERM"),
-        }
+        let name = signals.next().await;
+        tracing::info!("{name}");
         match step {
             Phase::Draining => stop.drain(),
             _ => stop.now(),
         }
     }
 }
+
+/// How long mcpx waits at exit for the runtime's blocking threads. Where standard input is read
+/// on one (Windows), the read lasts until the client closes it, which a stop on Ctrl-C does
+/// not wait for; everything else has been flushed by then.
+const RUNTIME_STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// The most worker threads `--threads` takes.
 pub(crate) const MAX_THREADS: u16 = 1024;
@@ -170,27 +142,12 @@ fn http_workers() -> usize {
         .max(2)
 }
 
-/// Raises the soft limit of open files to the hard one: each HTTP connection and each stdio
-/// server's pipes take descriptors, and the common soft limit (1,024) is below the connection
-/// cap.
-fn raise_open_files() {
-    use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    match getrlimit(Resource::RLIMIT_NOFILE) {
-        Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
-            Ok(()) => tracing::debug!(from = soft, to = hard, "open files limit raised"),
-            Err(error) => tracing::warn!(%error, soft, "cannot raise the open files limit"),
-        },
-        Ok(_) => {}
-        Err(error) => tracing::warn!(%error, "cannot read the open files limit"),
-    }
-}
-
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     let log = log_to_stderr(serve.log);
     log.redact_with(mcpgateway::Redactor::new(secrets(config, &serve)));
     let observe = observe(config, &serve)?;
     log.count_drops_in(&observe);
-    raise_open_files();
+    platform::raise_open_files();
     // The stdio front has one client: one thread for the async work, since handing each frame
     // between worker threads cost more than a second thread gave (BENCHMARKS.md). The HTTP
     // front has many: with one thread, one client's huge request (megabytes to read, decode and
@@ -252,7 +209,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                         }
                     });
                 }
-                let (input, output) = stdio();
+                let (input, output) = platform::stdio();
                 let drained = async {
                     stop.reached(Phase::Draining).await;
                     gateway.drain(serve.drain_timeout, &stop).await;
@@ -318,5 +275,6 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     });
     observe.flush();
     log.flush(LOG_FLUSH_GRACE);
+    runtime.shutdown_timeout(RUNTIME_STOP_GRACE);
     served
 }
