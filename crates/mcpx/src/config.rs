@@ -15,10 +15,9 @@ use mcpgateway::{
     DownstreamDialect, Exposure, ExposureOptions, InvalidArguments, Isolation, Pinning,
     ResourceAuth, ToolFilter, ToolScope, UpstreamConfig,
 };
-use schemaval::Schema;
 use serde_json::Value;
 
-const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
+pub use crate::config_schema::entry_problems;
 
 /// The largest config file read.
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -59,6 +58,24 @@ pub struct Server {
 }
 
 impl Server {
+    /// A server whose entry cannot be used: it fails to start with `problem` (which names the
+    /// entry's place and what is wrong), the others of the config are served.
+    fn unusable(name: &str, entry: &Value, problem: String) -> Server {
+        Server {
+            name: name.to_owned(),
+            transport: Reach::unusable(entry, problem),
+            tools: ToolFilter::default(),
+            startup_timeout: mcpgateway::START_TIMEOUT,
+            isolation: Isolation::Shared,
+            prefix: mcpgateway::default_prefix(name),
+            protocol: Protocol::Auto,
+            auth: mcpauth::AuthConfig::default(),
+            coerce_arguments: false,
+            exposure: None,
+            pinning: None,
+        }
+    }
+
     /// The server as the gateway takes it.
     pub fn upstream(&self) -> UpstreamConfig {
         UpstreamConfig {
@@ -243,6 +260,54 @@ impl Config {
     }
 }
 
+/// One server entry the schema accepted; `Err` for what only using it shows (a variable that is
+/// not set, a key file that cannot be read), which stops this server alone.
+fn server(
+    name: &str,
+    entry: &Value,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Server> {
+    Ok(Server {
+        name: name.to_owned(),
+        transport: Reach::from_entry(entry, at, lookup)?,
+        tools: ToolFilter {
+            allow: strings(entry.get("allowTools")),
+            deny: strings(entry.get("denyTools")),
+        },
+        prefix: match entry.get("prefix").and_then(Value::as_str) {
+            Some(prefix) => prefix.to_owned(),
+            None => mcpgateway::default_prefix(name),
+        },
+        isolation: match entry.get("isolation").and_then(Value::as_str) {
+            Some("per-session") => Isolation::PerSession,
+            _ => Isolation::Shared,
+        },
+        // The schema allows these three values only.
+        protocol: match entry.get("protocol").and_then(Value::as_str) {
+            Some("legacy") => Protocol::Legacy,
+            Some(mcpclient::MODERN_VERSION) => Protocol::Modern,
+            _ => Protocol::Auto,
+        },
+        auth: auth(entry.get("auth"), at, lookup)?,
+        coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str) == Some("safe"),
+        exposure: exposure(entry),
+        // The schema allows these three values only.
+        pinning: match entry.get("pinning").and_then(Value::as_str) {
+            Some("off") => Some(Pinning::Off),
+            Some("warn") => Some(Pinning::Warn),
+            Some("block") => Some(Pinning::Block),
+            _ => None,
+        },
+        startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
+            // The schema bounds it, so the conversion cannot fail.
+            Some(seconds) => Duration::try_from_secs_f64(seconds)
+                .with_context(|| format!("{at}.startupTimeout"))?,
+            None => mcpgateway::START_TIMEOUT,
+        },
+    })
+}
+
 fn find() -> Option<PathBuf> {
     let local = PathBuf::from("mcpx.json");
     if local.is_file() {
@@ -300,57 +365,25 @@ pub fn parse(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<(Vec<Server>, GatewaySection)> {
     let value: Value = serde_json::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
-    let schema =
-        Schema::from_slice(CONFIG_SCHEMA.as_bytes()).expect("the bundled config schema compiles");
-    if let Err(err) = schema.validate(&value) {
-        bail!("{}", err.lines().join("\n  "));
+    let problems = crate::config_schema::file_problems(&value);
+    if !problems.is_empty() {
+        bail!("{}", problems.join("\n  "));
     }
     let mut servers = Vec::new();
-    for key in ["mcpServers", "servers"] {
+    for key in crate::config_schema::SERVER_KEYS {
         let Some(Value::Object(entries)) = value.get(key) else {
             continue;
         };
         for (name, entry) in entries {
             let at = format!("$.{key}.{name}");
-            servers.push(Server {
-                name: name.clone(),
-                transport: Reach::from_entry(entry, &at, lookup)?,
-                tools: ToolFilter {
-                    allow: strings(entry.get("allowTools")),
-                    deny: strings(entry.get("denyTools")),
-                },
-                prefix: match entry.get("prefix").and_then(Value::as_str) {
-                    Some(prefix) => prefix.to_owned(),
-                    None => mcpgateway::default_prefix(name),
-                },
-                isolation: match entry.get("isolation").and_then(Value::as_str) {
-                    Some("per-session") => Isolation::PerSession,
-                    _ => Isolation::Shared,
-                },
-                // The schema allows these three values only.
-                protocol: match entry.get("protocol").and_then(Value::as_str) {
-                    Some("legacy") => Protocol::Legacy,
-                    Some(mcpclient::MODERN_VERSION) => Protocol::Modern,
-                    _ => Protocol::Auto,
-                },
-                auth: auth(entry.get("auth"), &at, lookup)?,
-                coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str)
-                    == Some("safe"),
-                exposure: exposure(entry),
-                // The schema allows these three values only.
-                pinning: match entry.get("pinning").and_then(Value::as_str) {
-                    Some("off") => Some(Pinning::Off),
-                    Some("warn") => Some(Pinning::Warn),
-                    Some("block") => Some(Pinning::Block),
-                    _ => None,
-                },
-                startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
-                    // The schema bounds it, so the conversion cannot fail.
-                    Some(seconds) => Duration::try_from_secs_f64(seconds)
-                        .with_context(|| format!("{at}.startupTimeout"))?,
-                    None => mcpgateway::START_TIMEOUT,
-                },
-            });
+            let problems = entry_problems(entry, &at);
+            let server = if problems.is_empty() {
+                server(name, entry, &at, lookup)
+            } else {
+                Err(anyhow!("{}", problems.join("; ")))
+            };
+            servers
+                .push(server.unwrap_or_else(|e| Server::unusable(name, entry, format!("{e:#}"))));
         }
     }
     for (i, server) in servers.iter().enumerate() {
@@ -445,7 +478,9 @@ pub fn expanded_values(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> V
     while let Some(start) = rest.find("${") {
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else { break };
-        if let Some(value) = lookup(&after[..end]).filter(|v| !values.contains(v)) {
+        // `${VAR:-default}`: the default is in the file, not a secret.
+        let name = after[..end].split(":-").next().unwrap_or_default();
+        if let Some(value) = lookup(name).filter(|v| !v.is_empty() && !values.contains(v)) {
             values.push(value);
         }
         rest = &after[end + 1..];
@@ -615,6 +650,15 @@ mod tests {
         (name == "TOKEN").then(|| "s3cret".to_owned())
     }
 
+    /// Why the first server of `text` cannot start.
+    fn unusable(text: &str) -> String {
+        let (servers, _) = parse(text, &env).unwrap();
+        match &servers[0].transport {
+            Reach::Unusable { problem, .. } => problem.clone(),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
     #[test]
     fn both_formats_and_expansion() {
         let text = r#"{"mcpServers": {"a": {"command": "srv", "args": ["--x"], "env": {"T": "${TOKEN}"}}},
@@ -642,8 +686,8 @@ mod tests {
         let eras: Vec<Protocol> = servers.iter().map(|s| s.protocol).collect();
         assert_eq!(eras, [Protocol::Auto, Protocol::Legacy, Protocol::Modern]);
         let wrong = r#"{"mcpServers": {"a": {"command": "x", "protocol": "2025-11-25"}}}"#;
-        let error = format!("{:#}", parse(wrong, &env).unwrap_err());
-        assert!(error.contains("protocol"), "{error}");
+        let error = unusable(wrong);
+        assert!(error.contains("$.mcpServers.a.protocol"), "{error}");
     }
 
     #[test]
@@ -679,8 +723,8 @@ mod tests {
         assert_eq!(gateway.exposure.mode, Exposure::Auto);
         assert_eq!(gateway.exposure.always, ["b__get_*"]);
         let wrong = r#"{"mcpServers": {"a": {"command": "x", "exposure": "some"}}}"#;
-        let error = parse(wrong, &env).unwrap_err().to_string();
-        assert!(error.contains("exposure"), "{error}");
+        let error = unusable(wrong);
+        assert!(error.contains("$.mcpServers.a.exposure"), "{error}");
     }
 
     #[test]
@@ -701,39 +745,64 @@ mod tests {
         );
     }
 
+    /// A problem in one server's entry stops that server alone, with its place and reason;
+    /// a problem elsewhere refuses the file.
     #[test]
     fn mistakes_name_the_path() {
-        let err = parse(r#"{"mcpServers": {"a": {"command": 3}}}"#, &env).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("$.mcpServers.a.command: got integer, want string"),
-            "{err}"
-        );
-        let err = parse(
-            r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}}"#,
-            &env,
-        )
-        .unwrap_err();
+        let problem = |text: &str| {
+            let (servers, _) = parse(text, &env).unwrap();
+            let Reach::Unusable { problem, kind } = &servers[0].transport else {
+                panic!("{text}: usable");
+            };
+            assert_eq!(servers[1].name, "ok", "{text}");
+            assert!(matches!(servers[1].transport, Reach::Stdio(_)), "{text}");
+            format!("{kind}: {problem}")
+        };
         assert_eq!(
-            format!("{err:#}"),
-            "$.mcpServers.a.env.K: environment variable NOPE is not set"
+            problem(r#"{"mcpServers": {"a": {"command": 3}, "ok": {"command": "x"}}}"#),
+            "stdio: $.mcpServers.a.command: got integer, want string"
         );
+        assert_eq!(
+            problem(
+                r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}, "ok": {"command": "x"}}}"#
+            ),
+            "stdio: $.mcpServers.a.env.K: environment variable NOPE is not set"
+        );
+        assert_eq!(
+            problem(
+                r#"{"mcpServers": {"a": {"url": "https://x/${NOPE}"}, "ok": {"command": "x"}}}"#
+            ),
+            "http: $.mcpServers.a.url: environment variable NOPE is not set"
+        );
+        assert_eq!(
+            problem(
+                r#"{"mcpServers": {"a": {"url": "http://x", "auth": {"clientSecret": "${NOPE}"}}, "ok": {"command": "x"}}}"#
+            ),
+            "http: $.mcpServers.a.auth.clientSecret: environment variable NOPE is not set"
+        );
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 0}, "ok": {"command": "x"}}}"#)
+            .contains("$.mcpServers.a.startupTimeout"));
+        assert!(problem(
+            r#"{"mcpServers": {"a": {"command": "x", "url": "http://x"}, "ok": {"command": "x"}}}"#
+        )
+        .starts_with("http: $.mcpServers.a: oneOf"));
         assert!(parse(r#"{"other": {}}"#, &env).is_err());
-        let (servers, _) = parse(
-            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 2.5}}}"#,
+        let err = parse(r#"{"mcpServers": {}, "gateway": {"maxSessions": 0}}"#, &env).unwrap_err();
+        assert!(err.to_string().contains("$.gateway.maxSessions"), "{err}");
+        let (servers, gateway) = parse(
+            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 2.5, "env": {"T": "${TOKEN:-none}", "N": "${NOPE:-d}"}}}}"#,
             &env,
         )
         .unwrap();
         assert_eq!(servers[0].startup_timeout, Duration::from_millis(2500));
-        let err = parse(
-            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 0}}}"#,
-            &env,
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("$.mcpServers.a.startupTimeout"),
-            "{err}"
+        let Reach::Stdio(command) = &servers[0].transport else {
+            panic!("not stdio");
+        };
+        assert_eq!(
+            (command.env["T"].as_str(), command.env["N"].as_str()),
+            ("s3cret", "d")
         );
+        assert_eq!(gateway.secrets, ["s3cret"]);
     }
 
     #[test]
@@ -745,7 +814,11 @@ mod tests {
             let text = format!(
                 r#"{{"mcpServers": {{"a": {{"url": "http://127.0.0.1:1/mcp", "auth": {auth}}}}}}}"#
             );
-            parse(&text, &env).map(|(servers, _)| servers[0].auth.clone())
+            let (servers, _) = parse(&text, &env).unwrap();
+            match &servers[0].transport {
+                Reach::Unusable { problem, .. } => Err(anyhow!("{problem}")),
+                _ => Ok(servers[0].auth.clone()),
+            }
         };
         let from_var =
             server(r#"{"clientId": "c", "privateKey": "${KEY}", "signingAlgorithm": "ES256"}"#)

@@ -6,4 +6,5 @@
 
 pub mod arguments;
 pub mod config;
+mod config_schema;
 pub mod shape;
