@@ -325,12 +325,16 @@ fn global() -> Option<PathBuf> {
     Some(base.join("mcpx/config.json"))
 }
 
-/// The config file `import` and `install` write, absolute: `explicit`, else the one
-/// [`Config::load`] would read, else `$XDG_CONFIG_HOME/mcpx/config.json` (created then).
-pub fn path_for_writing(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+/// The config file `import`, `install` and `add` write, absolute: `explicit`, else (with
+/// `local_first`) the one [`Config::load`] would read, else `$XDG_CONFIG_HOME/mcpx/config.json`
+/// (created then). A client's user-scope file serves every folder, so its servers go to the
+/// global config whatever folder the command runs in (`local_first` false): from a folder
+/// holding an `mcpx.json`, they would otherwise land in that project's config.
+pub fn path_for_writing(explicit: Option<&Path>, local_first: bool) -> anyhow::Result<PathBuf> {
+    let found = || if local_first { find() } else { None };
     let path = match explicit {
         Some(path) => path.to_path_buf(),
-        None => find().or_else(global).ok_or_else(|| {
+        None => found().or_else(global).ok_or_else(|| {
             anyhow!(
                 "no place for a config file: pass --config FILE, or set HOME or XDG_CONFIG_HOME"
             )

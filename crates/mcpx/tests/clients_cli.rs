@@ -86,6 +86,7 @@ fn import_shows_what_it_would_do_with_secrets_masked() {
     assert_eq!(
         replace_home(&run.stdout, &home.path()),
         "cursor (user): HOME/.cursor/mcp.json\n\
+         mcpx config: HOME/.config/mcpx/config.json\n\
          2 servers found in HOME/.cursor/mcp.json\n  \
            demo: added\n    \
              {\"command\":\"MCPX\",\"args\":[\"demo-server\"],\"env\":{\"API_KEY\":\"•••\"}}\n  \
@@ -254,7 +255,8 @@ fn doctor_says_what_is_wrong_and_how_to_fix_it() {
 }
 
 /// What import writes is a config mcpx reads: every fixture of every client imported into one
-/// config (collisions renamed), which then parses with every `${VAR}` set.
+/// config (collisions renamed), read with no variable set. Every server is usable, but for
+/// those needing a variable, which fail alone, naming it (the others are served).
 #[test]
 fn imported_configs_load() {
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcpclients/tests/fixtures");
@@ -277,14 +279,45 @@ fn imported_configs_load() {
         ("gemini", "gemini.json", ".gemini/settings.json"),
         ("zed", "zed.jsonc", ".config/zed/settings.json"),
     ];
+    let mut warned = String::new();
     for (client, fixture, place) in cases {
         let text = std::fs::read_to_string(Path::new(fixtures).join(fixture)).unwrap();
         home.write(place, &text);
         let run = home.mcpx(&["--config", "mcpx.json", "import", client]);
         assert_eq!(run.code, 0, "{client}: {}", run.stderr);
+        warned.push_str(&run.stderr);
     }
     let text = std::fs::read_to_string(home.path().join("mcpx.json")).unwrap();
-    let (servers, _) = mcpx::config::parse(&text, &|_| Some("set".to_owned()))
-        .unwrap_or_else(|e| panic!("{e:#}\n{text}"));
-    assert_eq!(servers.len(), 23, "{text}");
+    let (servers, _) =
+        mcpx::config::parse(&text, &|_| None).unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+    // Cursor's local-python (${workspaceFolder}) and VS Code's Perplexity (an input) stay in
+    // their clients.
+    assert_eq!(servers.len(), 21, "{text}");
+    let mut unset = Vec::new();
+    for server in &servers {
+        if let mcpclient::Reach::Unusable { problem, .. } = &server.transport {
+            let variable = problem
+                .split("environment variable ")
+                .nth(1)
+                .and_then(|rest| rest.strip_suffix(" is not set"))
+                .unwrap_or_else(|| panic!("{}: {problem}", server.name));
+            unset.push(format!("{} {variable}", server.name));
+        }
+    }
+    assert_eq!(
+        unset,
+        [
+            "context7 CONTEXT7_API_KEY",
+            "docs DOCS_TOKEN",
+            "figma-codex FIGMA_OAUTH_TOKEN",
+            "pythonTools DB_CONNECTION_STRING",
+        ],
+        "{text}"
+    );
+    // Import said so for each, naming the server.
+    for pair in &unset {
+        let (server, variable) = pair.split_once(' ').unwrap();
+        let line = format!("mcpx: warning: {variable} is not set here; {server} needs it");
+        assert!(warned.contains(&line), "{line}:\n{warned}");
+    }
 }
