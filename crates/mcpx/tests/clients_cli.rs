@@ -321,3 +321,60 @@ fn imported_configs_load() {
         assert!(warned.contains(&line), "{line}:\n{warned}");
     }
 }
+
+/// A user-scope install from a folder that holds a project's mcpx.json still uses the global
+/// config (the client's file serves every folder), and says which; an entry mcpx's config
+/// would not take stays in the client with the reason; a variable an imported server needs
+/// that is not set is named; and the installed entry serves the other servers all the same.
+#[test]
+fn install_uses_the_global_config_warns_and_keeps_what_mcpx_cannot_take() {
+    let home = Home::new();
+    home.write("mcpx.json", r#"{"mcpServers": {}}"#);
+    let file = json!({"mcpServers": {
+        "demo": {"command": MCPX, "args": ["demo-server"]},
+        "empty": {"command": "", "args": []},
+        "keyed": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${MCPX_TEST_KEYED_TOKEN}"}}
+    }});
+    home.write(".claude.json", &file.to_string());
+    let run = home.mcpx(&["install", "claude-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let shown = replace_home(&run.stdout, &home.path());
+    assert!(
+        shown.contains("mcpx config: HOME/.config/mcpx/config.json\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  empty: left in the client's file: mcpx's config would not take it ($.command: minLength"),
+        "{shown}"
+    );
+    assert!(
+        run.stderr.contains("mcpx: warning: MCPX_TEST_KEYED_TOKEN is not set here; keyed needs it: set it in the environment claude-code starts mcpx in, or keyed will not start"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("mcpx.json")).unwrap(),
+        r#"{"mcpServers": {}}"#
+    );
+    let client: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    let names: Vec<&String> = client["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["mcpx", "empty"]);
+    // The config the entry names: keyed fails alone, naming its variable; demo is served.
+    let config = home.path().join(".config/mcpx/config.json");
+    let run = home.mcpx(&["--config", config.to_str().unwrap(), "servers"]);
+    assert!(
+        run.stdout.contains("keyed\thttp\tfailed\tserver 'keyed': invalid transport configuration: $.mcpServers.keyed.headers.Authorization: environment variable MCPX_TEST_KEYED_TOKEN is not set"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("demo\tstdio\tok\t"), "{}", run.stdout);
+    // Uninstall from the same folder finds the install and puts everything back.
+    let run = home.mcpx(&["uninstall", "claude-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let client: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(client, file);
+}
