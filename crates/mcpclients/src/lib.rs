@@ -45,8 +45,8 @@ pub use error::{Error, Syntax};
 pub use file::MAX_FILE_BYTES;
 pub use mcpx_config::Outcome;
 pub use ops::{
-    add_servers, document, import, install, servers, status, EntryCheck, Found, ImportReport,
-    InstallReport, Request, Status,
+    add_servers, config_variables, document, import, install, servers, status, EntryCheck, Found,
+    ImportReport, InstallReport, Request, Status,
 };
 pub use record::RECORD_FILE;
 pub use secret::{masked, MASK};

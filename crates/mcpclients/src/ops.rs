@@ -218,19 +218,29 @@ fn entry_variables(entry: &Value) -> Vec<(String, bool)> {
     names
 }
 
-/// The variables the servers of mcpx's config text refer to, each once, in order.
-fn config_variables(text: &str) -> Vec<String> {
+/// The variables the servers of mcpx's config at `config` refer to, but for the server called
+/// `except`, each once, in order (none when there is no config).
+pub fn config_variables(config: &Path, except: &str) -> Result<Vec<String>, Error> {
+    let text = file::read_text(config, crate::MAX_FILE_BYTES)?;
+    Ok(text
+        .map(|t| text_variables(&t, Some(except)))
+        .unwrap_or_default())
+}
+
+/// The variables the servers of mcpx's config text refer to (but `except`), each once.
+fn text_variables(text: &str, except: Option<&str>) -> Vec<String> {
     let Ok(doc) = jsonc::parse(text, false) else {
         return Vec::new();
     };
     let mut names: Vec<String> = Vec::new();
     for key in ["mcpServers", "servers"] {
-        for entry in doc
+        for (_, entry) in doc
             .value
             .get(key)
             .and_then(Value::as_object)
             .into_iter()
-            .flat_map(|m| m.values())
+            .flatten()
+            .filter(|(name, _)| Some(name.as_str()) != except)
         {
             for (name, _) in entry_variables(entry) {
                 if !names.contains(&name) {
@@ -484,7 +494,7 @@ fn install_once(
     entry::pass_variables(
         target.client,
         &mut gateway_entry,
-        &config_variables(&new_config),
+        &text_variables(&new_config, None),
     );
     // The gateway, then what mcpx cannot run, which stays where the client reads it.
     let mut target_servers: Servers = vec![(GATEWAY_NAME.to_owned(), gateway_entry.clone())];
