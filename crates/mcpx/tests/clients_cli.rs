@@ -378,3 +378,33 @@ fn install_uses_the_global_config_warns_and_keeps_what_mcpx_cannot_take() {
             .unwrap();
     assert_eq!(client, file);
 }
+
+/// doctor never prints a secret: not the key in an unreachable server's URL (expanded from
+/// the environment), not a token a failing server echoes on its stderr.
+#[test]
+fn doctor_prints_no_secret() {
+    let home = Home::new();
+    let key = "doctor-url-key-0123456789";
+    let token = "doctor-env-token-0123456789";
+    let config = json!({"mcpServers": {
+        "remote": {"url": "http://127.0.0.1:1/mcp/doctor-path-token-0123456789abcdef?key=${DOCTOR_KEY}"},
+        "echoes": {"command": "sh", "args": ["-c", "echo my token is $TOKEN >&2; exit 3"], "env": {"TOKEN": token}}
+    }});
+    home.write("mcpx.json", &config.to_string());
+    let out = std::process::Command::new(MCPX)
+        .args(["--config", "mcpx.json", "doctor", "--http", "127.0.0.1:0"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env("DOCTOR_KEY", key)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("FAIL  remote: does not start"), "{stdout}");
+    assert!(stdout.contains("FAIL  echoes: does not start"), "{stdout}");
+    assert!(stdout.contains("stderr: my token is"), "{stdout}");
+    for secret in [key, token, "doctor-path-token-0123456789abcdef"] {
+        assert!(!stdout.contains(secret), "{secret}:\n{stdout}");
+    }
+}
