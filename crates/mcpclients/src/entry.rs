@@ -51,6 +51,10 @@ pub enum Gateway {
     Http {
         /// The gateway's URL (`http://127.0.0.1:8787/mcp`).
         url: String,
+        /// The environment variable, where the client runs, holding the bearer token the
+        /// gateway requires (`mcpx serve --http ADDR --token`): the entry sends
+        /// `Authorization: Bearer` with a reference to it, in the client's own syntax.
+        token_env: Option<String>,
     },
 }
 
@@ -68,17 +72,38 @@ pub fn gateway_entry(client: Client, gateway: &Gateway) -> Result<Value, Error> 
                 _ => json!({"command": command, "args": args}),
             }
         }
-        Gateway::Http { url } => match client {
-            Client::ClaudeDesktop => {
-                return Err(Error::NoHttp {
-                    client: client.name(),
-                })
+        Gateway::Http { url, token_env } => {
+            let mut entry = match client {
+                Client::ClaudeDesktop => {
+                    return Err(Error::NoHttp {
+                        client: client.name(),
+                    })
+                }
+                Client::ClaudeCode | Client::Vscode => json!({"type": "http", "url": url}),
+                Client::Windsurf => json!({"serverUrl": url}),
+                Client::Gemini => json!({"httpUrl": url}),
+                _ => json!({"url": url}),
+            };
+            if let Some(var) = token_env {
+                let reference = match client {
+                    Client::Codex => {
+                        entry["bearer_token_env_var"] = json!(var);
+                        return Ok(entry);
+                    }
+                    Client::Vscode | Client::Cursor | Client::Windsurf => {
+                        format!("${{env:{var}}}")
+                    }
+                    Client::ClaudeCode | Client::Gemini | Client::Generic => format!("${{{var}}}"),
+                    _ => {
+                        return Err(Error::NoTokenReference {
+                            client: client.name(),
+                        })
+                    }
+                };
+                entry["headers"] = json!({"Authorization": format!("Bearer {reference}")});
             }
-            Client::ClaudeCode | Client::Vscode => json!({"type": "http", "url": url}),
-            Client::Windsurf => json!({"serverUrl": url}),
-            Client::Gemini => json!({"httpUrl": url}),
-            _ => json!({"url": url}),
-        },
+            entry
+        }
     })
 }
 
@@ -485,12 +510,24 @@ mod tests {
         .unwrap();
         assert!(is_gateway(&entry));
         assert!(!is_gateway(&json!({"command": "npx", "args": ["serve"]})));
-        assert!(gateway_entry(
-            Client::ClaudeDesktop,
-            &Gateway::Http {
-                url: "http://x".into()
-            }
-        )
-        .is_err());
+        let http = |token_env: Option<&str>| Gateway::Http {
+            url: "http://x".into(),
+            token_env: token_env.map(str::to_owned),
+        };
+        assert!(gateway_entry(Client::ClaudeDesktop, &http(None)).is_err());
+        let with_token = |client| gateway_entry(client, &http(Some("TOK"))).unwrap();
+        assert_eq!(
+            with_token(Client::ClaudeCode),
+            json!({"type": "http", "url": "http://x", "headers": {"Authorization": "Bearer ${TOK}"}})
+        );
+        assert_eq!(
+            with_token(Client::Cursor)["headers"]["Authorization"],
+            "Bearer ${env:TOK}"
+        );
+        assert_eq!(
+            with_token(Client::Codex),
+            json!({"url": "http://x", "bearer_token_env_var": "TOK"})
+        );
+        assert!(gateway_entry(Client::Zed, &http(Some("TOK"))).is_err());
     }
 }

@@ -158,6 +158,13 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
+    /// Install was asked for a token from the environment in a client that expands no
+    /// variable in its file.
+    #[error("{client} reads no variable in its config file, so the token cannot come from the environment there: serve mcpx on 127.0.0.1 and install without --token-env")]
+    NoTokenReference {
+        /// The client.
+        client: &'static str,
+    },
     /// The install record is unreadable.
     #[error("install record {path}: {problem}")]
     Record {

@@ -222,6 +222,10 @@ pub(crate) enum Command {
         /// Point the client at a running `mcpx serve --http` at URL instead of starting mcpx.
         #[arg(long, value_name = "URL", value_parser = http_url)]
         http: Option<String>,
+        /// With --http: the environment variable, where the client runs, holding the gateway's
+        /// bearer token (its MCPX_TOKEN); needed for a URL beyond this machine.
+        #[arg(long, value_name = "VAR", requires = "http", value_parser = variable_name)]
+        token_env: Option<String>,
     },
     /// Put back the servers `mcpx install` replaced in a client (keeping servers the client
     /// added since), and remove the entry install wrote.
@@ -309,6 +313,18 @@ fn http_url(text: &str) -> Result<String, String> {
         Ok(text.to_owned())
     } else {
         Err("want an http:// or https:// URL".into())
+    }
+}
+
+/// `--token-env VAR`: an environment variable's name.
+fn variable_name(text: &str) -> Result<String, String> {
+    let plain = !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        Ok(text.to_owned())
+    } else {
+        Err("want a variable name: letters, digits and _".into())
     }
 }
 

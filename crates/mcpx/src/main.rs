@@ -142,14 +142,12 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref target,
             dry_run,
             ref http,
+            ref token_env,
         } => {
             let choice = target.checked()?;
-            commands::clients::install(
-                &config_for(&raw, &choice)?,
-                &choice,
-                dry_run,
-                http.as_deref(),
-            )
+            let gateway =
+                commands::clients::Remote::checked(http.as_deref(), token_env.as_deref())?;
+            commands::clients::install(&config_for(&raw, &choice)?, &choice, dry_run, gateway)
         }
         Command::Uninstall {
             ref target,

@@ -408,3 +408,82 @@ fn doctor_prints_no_secret() {
         assert!(!stdout.contains(secret), "{secret}:\n{stdout}");
     }
 }
+
+/// `--http` beyond this machine needs the gateway's token: refused without `--token-env`,
+/// written in the client's own form with it (a reference, never the token).
+#[test]
+fn install_with_http_beyond_loopback_needs_a_token_variable() {
+    let home = Home::new();
+    home.write(".claude.json", "{}");
+    let url = "https://gateway.example.com/mcp";
+    let install = |client: &str, token: &[&str]| {
+        let mut args = vec!["--config", "mcpx.json", "install", client, "--http", url];
+        args.extend(token);
+        home.mcpx(&args)
+    };
+    let run = install("claude-code", &[]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("is not on this machine, and mcpx serve --http beyond loopback requires a bearer token: pass --token-env VAR"),
+        "{}",
+        run.stderr
+    );
+    let run = install("claude-code", &["--token-env", "GW_TOKEN"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        file["mcpServers"]["mcpx"],
+        json!({"type": "http", "url": url, "headers": {"Authorization": "Bearer ${GW_TOKEN}"}})
+    );
+    home.write(".config/zed/settings.json", "{}");
+    let run = install("zed", &["--token-env", "GW_TOKEN"]);
+    assert!(
+        run.stderr
+            .contains("zed reads no variable in its config file"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The entry starts mcpx by the path of the `mcpx` on PATH when that is the same program (a
+/// stable path, not a versioned one), else by its own path with a note.
+#[cfg(unix)]
+#[test]
+fn the_entry_starts_the_mcpx_on_path_when_it_is_this_one() {
+    let home = Home::new();
+    home.write(".cursor/mcp.json", r#"{"mcpServers": {}}"#);
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(MCPX, bin.join("mcpx")).unwrap();
+    let out = std::process::Command::new(MCPX)
+        .args(["--config", "mcpx.json", "install", "cursor"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(!stdout.contains("note: the entry starts"), "{stdout}");
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".cursor/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        file["mcpServers"]["mcpx"]["command"],
+        bin.join("mcpx").display().to_string()
+    );
+    let home = Home::new();
+    home.write(".cursor/mcp.json", r#"{"mcpServers": {}}"#);
+    let run = home.mcpx(&["--config", "mcpx.json", "install", "cursor"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "note: the entry starts {MCPX} (this mcpx: no mcpx on PATH is this same program)"
+        )),
+        "{}",
+        run.stdout
+    );
+}

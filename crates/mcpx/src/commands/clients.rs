@@ -194,26 +194,104 @@ pub(crate) fn import(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--http URL [--token-env VAR]`, checked: a URL beyond this machine needs the token.
+#[derive(Debug)]
+pub(crate) struct Remote {
+    url: String,
+    token_env: Option<String>,
+}
+
+impl Remote {
+    /// The remote gateway asked for, if any.
+    pub(crate) fn checked(
+        url: Option<&str>,
+        token_env: Option<&str>,
+    ) -> anyhow::Result<Option<Remote>> {
+        let Some(url) = url else { return Ok(None) };
+        if token_env.is_none() && !loopback(url) {
+            anyhow::bail!(
+                "{url} is not on this machine, and mcpx serve --http beyond loopback requires a bearer token: pass --token-env VAR, VAR holding the gateway's token where the client runs"
+            );
+        }
+        Ok(Some(Remote {
+            url: url.to_owned(),
+            token_env: token_env.map(str::to_owned),
+        }))
+    }
+}
+
+/// Whether an http(s) URL's host is this machine (`127.0.0.0/8`, `localhost`, `[::1]`).
+fn loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The program a client's entry starts: this mcpx, by the path of the `mcpx` on PATH when
+/// that is this same file (a stable path: `current_exe` may be a versioned one, in a Homebrew
+/// Cellar or an npx cache, gone after an upgrade), else by its own path, with a note.
+fn program() -> anyhow::Result<(PathBuf, Option<String>)> {
+    let exe = std::env::current_exe()?;
+    let real = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
+    let name = exe.file_name().map(|n| n.to_owned()).unwrap_or_default();
+    let on_path = std::env::var_os("PATH")
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(&name))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .find(|p| p.is_file());
+    match on_path {
+        Some(found) if std::fs::canonicalize(&found).is_ok_and(|f| f == real) => {
+            Ok((std::path::absolute(&found)?, None))
+        }
+        _ => Ok((
+            exe.clone(),
+            Some(format!(
+                "the entry starts {} (this mcpx: no mcpx on PATH is this same program); after moving or upgrading mcpx, run install again",
+                exe.display()
+            )),
+        )),
+    }
+}
+
 /// `mcpx install`.
 pub(crate) fn install(
     config: &Path,
     choice: &ClientChoice,
     dry_run: bool,
-    http: Option<&str>,
+    remote: Option<Remote>,
 ) -> anyhow::Result<ExitCode> {
-    let gateway = match http {
-        Some(url) => Gateway::Http {
-            url: url.to_owned(),
-        },
-        None => Gateway::Stdio {
-            program: std::env::current_exe()?,
-            config: config.to_path_buf(),
-        },
+    let mut note = None;
+    let gateway = match remote {
+        Some(Remote { url, token_env }) => Gateway::Http { url, token_env },
+        None => {
+            let (program, why) = program()?;
+            note = why;
+            Gateway::Stdio {
+                program,
+                config: config.to_path_buf(),
+            }
+        }
     };
     let (target, report) = with_request(config, choice, dry_run, |request| {
         mcpclients::install(request, &gateway, std::time::SystemTime::now())
     })?;
-    print(&install_lines(&target, config, &report, dry_run))?;
+    let mut out = install_lines(&target, config, &report, dry_run);
+    if let Some(note) = note.filter(|_| !report.already) {
+        let _ = writeln!(out, "note: {note}");
+    }
+    print(&out)?;
     warn(&report.import, target.client);
     Ok(ExitCode::SUCCESS)
 }
