@@ -147,13 +147,14 @@ impl ClientFile {
         }
     }
 
-    /// The servers member's value as written in the file (JSON formats only).
+    /// The servers member's value as written in the file; for TOML, a document of the servers
+    /// tables alone, their comments and layout kept.
     pub(crate) fn servers_text(&self) -> Option<String> {
         match &self.parsed {
             Parsed::Json(doc) => {
                 jsonc::value_text(self.source(), doc, &self.target.at).map(str::to_owned)
             }
-            Parsed::Toml(_) => None,
+            Parsed::Toml(doc) => toml_file::tables_text(doc, &self.target.at[0]),
         }
     }
 
@@ -164,8 +165,15 @@ impl ClientFile {
         raw: &str,
         servers: &[(String, Value)],
     ) -> Result<String, Error> {
-        let Parsed::Json(doc) = &self.parsed else {
-            return self.with_servers(Some(servers));
+        let doc = match &self.parsed {
+            Parsed::Json(doc) => doc,
+            Parsed::Toml(doc) => {
+                let mut doc = doc.as_ref().clone();
+                if !toml_file::with_tables_text(&mut doc, &self.target.at[0], raw) {
+                    return self.with_servers(Some(servers));
+                }
+                return Ok(doc.to_string());
+            }
         };
         let object: Map<String, Value> = servers.iter().cloned().collect();
         jsonc::set_text(
