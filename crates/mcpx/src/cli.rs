@@ -211,7 +211,7 @@ pub(crate) enum Command {
     /// Import a client's servers, then make `mcpx serve` its only server (backup first; run
     /// again, nothing changes; `mcpx uninstall` puts the servers back).
     #[command(
-        after_help = "The client's entry starts this mcpx as `mcpx serve --config ABSOLUTE-CONFIG`; with\n--http URL it connects to a running `mcpx serve --http` instead. Everything else in the\nclient's file is left as it is. What install replaced is recorded in mcpx.installs.json\nbeside the config.\n\nExamples:\n  mcpx install claude-code\n  mcpx install vscode --scope project --dry-run\n  mcpx install cursor --http http://127.0.0.1:8787/mcp"
+        after_help = "The client's entry starts this mcpx as `mcpx serve --config ABSOLUTE-CONFIG`; with\n--http URL it connects to a running `mcpx serve --http` instead. Everything else in the\nclient's file is left as it is. What install replaced is recorded in mcpx.installs.json\nbeside the config.\n\nExamples:\n  mcpx install claude-code\n  mcpx install vscode --scope project --dry-run\n  mcpx install cursor --http http://127.0.0.1:8787/mcp\n  mcpx install claude-code --http https://gw.example.com/mcp --token-env GW_TOKEN"
     )]
     Install {
         #[command(flatten)]

@@ -2,9 +2,12 @@
 //! found at `--config FILE`, else `./mcpx.json`, else `$XDG_CONFIG_HOME/mcpx/config.json`.
 //!
 //! The file is validated with schemaval against `schemas/config.schema.json`, so a mistake is
-//! reported with the file, the JSON path and the problem. `${VAR}` in `env`, `headers`, `url`,
-//! `command` and `args` expands from the environment, so secrets stay out of the file;
-//! `${MCPX_EXE}` is the running mcpx binary unless the environment says otherwise.
+//! reported with the file, the JSON path and the problem. `${VAR}` (or `${VAR:-default}`) in
+//! `env`, `headers`, `url`, `command` and `args` expands from the environment, so secrets stay
+//! out of the file; `${MCPX_EXE}` is the running mcpx binary unless the environment says
+//! otherwise. A problem confined to one server's entry (the schema, a variable not set) makes
+//! that server fail to start with the reason, and the file's other servers are served; only a
+//! problem outside the servers refuses the file.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
