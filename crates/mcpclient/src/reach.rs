@@ -27,6 +27,15 @@ pub enum Reach {
     Http(HttpConfig),
     /// A server in this process, over an in-memory stream (never from a config file).
     InProcess(InProcess),
+    /// A config entry that cannot be used (a variable that is not set, a field of the wrong
+    /// type): opening it fails with `problem`, so that this one server fails to start, with
+    /// its reason, while the others of the config go on.
+    Unusable {
+        /// `stdio` or `http`, as the entry reads.
+        kind: &'static str,
+        /// What is wrong, with where (`$.mcpServers.NAME.env.KEY: …`; never a value).
+        problem: String,
+    },
 }
 
 /// Whether a stdio server gets a process group of its own.
@@ -40,7 +49,7 @@ pub enum Spawn {
 }
 
 /// A transport field of an `mcpServers` entry that cannot be used.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 #[error("{at}: {problem}")]
 pub struct EntryError {
     /// Where: `mcpServers.NAME.FIELD`.
@@ -56,6 +65,7 @@ impl Reach {
             Reach::Stdio(_) => "stdio",
             Reach::Http(_) => "http",
             Reach::InProcess(_) => "in-process",
+            Reach::Unusable { kind, .. } => kind,
         }
     }
 
@@ -145,15 +155,33 @@ impl Reach {
                     tool_headers: None,
                 }
             }
+            Reach::Unusable { problem, .. } => return Err(TransportError::Config(problem.clone())),
         })
+    }
+
+    /// The reach of an entry that cannot be used: `stdio` or `http` as its fields say, failing
+    /// with `problem` when opened.
+    pub fn unusable(entry: &Value, problem: String) -> Reach {
+        let http = entry.get("url").is_some()
+            || matches!(
+                entry.get("type").and_then(Value::as_str),
+                Some("http" | "streamable-http")
+            );
+        Reach::Unusable {
+            kind: if http { "http" } else { "stdio" },
+            problem,
+        }
     }
 }
 
 /// `${VAR}` replaced by `lookup(VAR)` (`${MCPX_EXE}` by this program's path when not set
 /// otherwise), as in [`Reach::from_entry`], for the other fields of an entry that take them.
+/// `${VAR:-default}` is `default` when `VAR` is not set or empty (as in a shell, and in Claude
+/// Code's `.mcp.json`); the default is taken as written, with no variable in it.
 ///
 /// # Errors
-/// What is wrong (never a variable's value): an unclosed `${`, or a variable that is not set.
+/// What is wrong (never a variable's value): an unclosed `${`, or a variable that is not set
+/// and has no default.
 pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -163,9 +191,18 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
         let end = after
             .find('}')
             .ok_or_else(|| format!("unclosed ${{ in `{text}`"))?;
-        let name = &after[..end];
+        let (name, default) = match after[..end].split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (&after[..end], None),
+        };
         let value = lookup(name).or_else(|| (name == "MCPX_EXE").then(own_exe).flatten());
-        out.push_str(&value.ok_or_else(|| format!("environment variable {name} is not set"))?);
+        let value = match (value, default) {
+            (Some(value), Some(default)) if value.is_empty() => default.to_owned(),
+            (Some(value), _) => value,
+            (None, Some(default)) => default.to_owned(),
+            (None, None) => return Err(format!("environment variable {name} is not set")),
+        };
+        out.push_str(&value);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
@@ -436,6 +473,24 @@ mod tests {
             error.to_string(),
             "mcpServers.a.env.K: environment variable NOPE is not set"
         );
+        let defaulted = json!({"command": "srv", "env": {"K": "${NOPE:-none}", "T": "${TOKEN:-x}", "E": "${EMPTY:-d}"}});
+        let lookup = |name: &str| match name {
+            "EMPTY" => Some(String::new()),
+            other => env(other),
+        };
+        let Reach::Stdio(command) = Reach::from_entry(&defaulted, "mcpServers.a", &lookup).unwrap()
+        else {
+            panic!("not stdio");
+        };
+        assert_eq!(command.env["K"], "none");
+        assert_eq!(command.env["T"], "s3cret");
+        assert_eq!(command.env["E"], "d");
+        let unusable = Reach::unusable(&unset, "it cannot".into());
+        assert_eq!(unusable.kind(), "stdio");
+        assert!(matches!(
+            unusable.open(Spawn::Inline),
+            Err(TransportError::Config(p)) if p == "it cannot"
+        ));
         let unclosed = json!({"url": "http://${TOKEN"});
         assert!(Reach::from_entry(&unclosed, "mcpServers.a", &env)
             .unwrap_err()

@@ -4,13 +4,13 @@
 //! mcpx's entry is the `mcpServers` form: `command`, `args`, `env`, `cwd` for stdio; `url`,
 //! `headers` for Streamable HTTP; plus `type`, `allowTools`, `denyTools`, `startupTimeout`.
 //! What a client writes differently is translated: Gemini's `httpUrl` and Windsurf's
-//! `serverUrl` become `url`, Codex's `bearer_token_env_var` an `Authorization` header, Zed's
-//! old `{"command": {"path", "args", "env"}}` the flat form; variables are rewritten to mcpx's
-//! `${VAR}` (`${env:VAR}`, Gemini's `$VAR`), `${workspaceFolder}` and `${userHome}` become the
-//! folders they name. What mcpx cannot honour is reported as a note, by name only, never with
-//! a value: a VS Code `${input:…}` (mcpx reads the variable from the environment instead), an
-//! SSE server (mcpx speaks Streamable HTTP), a server disabled in the client, keys mcpx does
-//! not read.
+//! `serverUrl` become `url`, Codex's `bearer_token_env_var` an `Authorization` header and its
+//! `env_vars` `${VAR}` references, Zed's old `{"command": {"path", "args", "env"}}` the flat
+//! form; variables become mcpx's `${VAR}` where the client expands them (the `variables`
+//! module). An entry mcpx cannot read as the client does stays in the client's file, with the
+//! reason. What mcpx cannot honour otherwise is reported as a note, by name only, never with
+//! a value: an SSE server (mcpx speaks Streamable HTTP), a server disabled in the client, keys
+//! mcpx does not read.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 
 use crate::client::Client;
 use crate::error::Error;
+use crate::variables;
 
 /// The keys of an mcpx server entry that import carries over.
 const MCPX_KEYS: [&str; 10] = [
@@ -50,6 +51,10 @@ pub enum Gateway {
     Http {
         /// The gateway's URL (`http://127.0.0.1:8787/mcp`).
         url: String,
+        /// The environment variable, where the client runs, holding the bearer token the
+        /// gateway requires (`mcpx serve --http ADDR --token`): the entry sends
+        /// `Authorization: Bearer` with a reference to it, in the client's own syntax.
+        token_env: Option<String>,
     },
 }
 
@@ -67,17 +72,38 @@ pub fn gateway_entry(client: Client, gateway: &Gateway) -> Result<Value, Error> 
                 _ => json!({"command": command, "args": args}),
             }
         }
-        Gateway::Http { url } => match client {
-            Client::ClaudeDesktop => {
-                return Err(Error::NoHttp {
-                    client: client.name(),
-                })
+        Gateway::Http { url, token_env } => {
+            let mut entry = match client {
+                Client::ClaudeDesktop => {
+                    return Err(Error::NoHttp {
+                        client: client.name(),
+                    })
+                }
+                Client::ClaudeCode | Client::Vscode => json!({"type": "http", "url": url}),
+                Client::Windsurf => json!({"serverUrl": url}),
+                Client::Gemini => json!({"httpUrl": url}),
+                _ => json!({"url": url}),
+            };
+            if let Some(var) = token_env {
+                let reference = match client {
+                    Client::Codex => {
+                        entry["bearer_token_env_var"] = json!(var);
+                        return Ok(entry);
+                    }
+                    Client::Vscode | Client::Cursor | Client::Windsurf => {
+                        format!("${{env:{var}}}")
+                    }
+                    Client::ClaudeCode | Client::Gemini | Client::Generic => format!("${{{var}}}"),
+                    _ => {
+                        return Err(Error::NoTokenReference {
+                            client: client.name(),
+                        })
+                    }
+                };
+                entry["headers"] = json!({"Authorization": format!("Bearer {reference}")});
             }
-            Client::ClaudeCode | Client::Vscode => json!({"type": "http", "url": url}),
-            Client::Windsurf => json!({"serverUrl": url}),
-            Client::Gemini => json!({"httpUrl": url}),
-            _ => json!({"url": url}),
-        },
+            entry
+        }
     })
 }
 
@@ -94,21 +120,53 @@ pub(crate) fn is_gateway(entry: &Value) -> bool {
     stem == "mcpx" && args.is_some_and(|a| a.iter().any(|v| v.as_str() == Some("serve")))
 }
 
-/// What import needs to resolve a client's folder variables.
+/// A client's entry as mcpx's.
 #[derive(Debug, Clone)]
-pub(crate) struct Folders {
-    pub(crate) home: PathBuf,
-    pub(crate) project: PathBuf,
+pub(crate) struct Translated {
+    /// The mcpx entry.
+    pub(crate) entry: Value,
+    /// What changed on the way (names only, never values).
+    pub(crate) notes: Vec<String>,
+    /// Why mcpx cannot run it as the client does, so that it stays in the client's file.
+    pub(crate) leave: Option<String>,
 }
 
-/// A client's entry as mcpx's, with notes on what changed (names only, never values).
+/// The members of a client's entry whose strings the client expands variables in.
+const EXPANDED_KEYS: [&str; 9] = [
+    "command",
+    "args",
+    "env",
+    "url",
+    "httpUrl",
+    "serverUrl",
+    "headers",
+    "http_headers",
+    "cwd",
+];
+
+/// A client's entry as mcpx's.
 pub(crate) fn to_mcpx(
     client: Client,
     entry: &Map<String, Value>,
-    folders: &Folders,
-) -> (Value, Vec<String>) {
+    context: &variables::Context,
+) -> Translated {
     let mut notes = Vec::new();
     let mut entry = entry.clone();
+    let mut leave = None;
+    for (key, value) in entry.iter_mut() {
+        if EXPANDED_KEYS.contains(&key.as_str()) {
+            visit_strings(
+                value,
+                &mut |text| match variables::translate(text, context) {
+                    Ok(text) => text,
+                    Err(why) => {
+                        leave.get_or_insert(why);
+                        text.to_owned()
+                    }
+                },
+            );
+        }
+    }
     // Zed before 0.190: {"command": {"path", "args", "env"}, "settings": {...}}.
     if let Some(Value::Object(inner)) = entry.get("command").cloned() {
         entry.remove("command");
@@ -182,21 +240,11 @@ pub(crate) fn to_mcpx(
     if let Some(problem) = fit_types(&mut out) {
         notes.push(problem);
     }
-    let mut inputs = Vec::new();
-    let mut defaults = false;
-    rewrite_strings(&mut out, client, folders, &mut inputs, &mut defaults);
-    if !inputs.is_empty() {
-        notes.push(format!(
-            "{} asked for {} when the server started; mcpx reads the environment instead: set {} where mcpx runs",
-            client.name(),
-            inputs.iter().map(|(id, _)| format!("input '{id}'")).collect::<Vec<_>>().join(", "),
-            inputs.iter().map(|(_, var)| var.as_str()).collect::<Vec<_>>().join(", ")
-        ));
+    Translated {
+        entry: Value::Object(out),
+        notes,
+        leave,
     }
-    if defaults {
-        notes.push("a ${VAR:-default} lost its default: mcpx needs VAR set".into());
-    }
-    (Value::Object(out), notes)
 }
 
 /// The longest `startupTimeout` mcpx's config takes, in seconds.
@@ -321,26 +369,6 @@ fn codex_fields(entry: &mut Map<String, Value>) {
     }
 }
 
-/// Rewrites the variables of every string an mcpx entry expands: `command`, `args`, `env`,
-/// `url`, `headers`, and the folders of `cwd`.
-fn rewrite_strings(
-    entry: &mut Map<String, Value>,
-    client: Client,
-    folders: &Folders,
-    inputs: &mut Vec<(String, String)>,
-    defaults: &mut bool,
-) {
-    for (key, value) in entry.iter_mut() {
-        if !["command", "args", "env", "url", "headers", "cwd"].contains(&key.as_str()) {
-            continue;
-        }
-        let gemini_env = client == Client::Gemini && key == "env";
-        visit_strings(value, &mut |text| {
-            rewrite(text, folders, inputs, defaults, gemini_env)
-        });
-    }
-}
-
 fn visit_strings(value: &mut Value, f: &mut dyn FnMut(&str) -> String) {
     match value {
         Value::String(text) => *text = f(text),
@@ -350,112 +378,77 @@ fn visit_strings(value: &mut Value, f: &mut dyn FnMut(&str) -> String) {
     }
 }
 
-/// One string with its variables in mcpx's form.
-fn rewrite(
-    text: &str,
-    folders: &Folders,
-    inputs: &mut Vec<(String, String)>,
-    defaults: &mut bool,
-    dollar_names: bool,
-) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find('$') {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 1..];
-        if let Some(body) = after.strip_prefix('{') {
-            let Some(end) = body.find('}') else {
-                out.push_str(&rest[start..]);
-                return out;
-            };
-            let inner = &body[..end];
-            rest = &body[end + 1..];
-            if let Some(var) = inner.strip_prefix("env:") {
-                out.push_str(&format!("${{{var}}}"));
-            } else if let Some(id) = inner.strip_prefix("input:") {
-                let var = env_name(id);
-                if !inputs.iter().any(|(i, _)| i == id) {
-                    inputs.push((id.to_owned(), var.clone()));
-                }
-                out.push_str(&format!("${{{var}}}"));
-            } else if inner == "workspaceFolder" {
-                out.push_str(&folders.project.display().to_string());
-            } else if inner == "userHome" {
-                out.push_str(&folders.home.display().to_string());
-            } else if let Some((var, _)) = inner.split_once(":-") {
-                *defaults = true;
-                out.push_str(&format!("${{{var}}}"));
-            } else {
-                out.push_str(&format!("${{{inner}}}"));
-            }
-        } else if dollar_names && after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            let len = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            out.push_str(&format!("${{{}}}", &after[..len]));
-            rest = &after[len..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
+/// Codex passes a stdio server only a few variables of its own environment (`HOME`, `PATH`,
+/// `USER`, …) and those its entry lists in `env_vars`: the gateway's entry there lists every
+/// variable mcpx's servers refer to.
+pub(crate) fn pass_variables(client: Client, entry: &mut Value, names: &[String]) {
+    if client == Client::Codex && entry.get("command").is_some() && !names.is_empty() {
+        entry["env_vars"] = json!(names);
     }
-    out.push_str(rest);
-    out
-}
-
-/// A VS Code input id as an environment variable name: `api-key` → `API_KEY`.
-fn env_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn folders() -> Folders {
-        Folders {
+    fn import(client: Client, entry: Value) -> Translated {
+        let context = variables::Context {
+            client,
+            project: Some(PathBuf::from("/p")),
             home: PathBuf::from("/h"),
-            project: PathBuf::from("/p"),
-        }
-    }
-
-    fn import(client: Client, entry: Value) -> (Value, Vec<String>) {
-        to_mcpx(client, entry.as_object().unwrap(), &folders())
+            os: crate::Os::Linux,
+        };
+        to_mcpx(client, entry.as_object().unwrap(), &context)
     }
 
     #[test]
     fn variables_become_mcpx_ones() {
-        let (entry, notes) = import(
+        let Translated {
+            entry,
+            notes,
+            leave,
+        } = import(
             Client::Vscode,
             json!({"type": "stdio", "command": "${workspaceFolder}/run", "args": ["${userHome}/x"],
-                "env": {"KEY": "${input:api-key}", "B": "${env:B}"}, "envFile": "${workspaceFolder}/.env"}),
+                "env": {"B": "${env:B}"}, "envFile": "${workspaceFolder}/.env"}),
         );
         assert_eq!(
             entry,
-            json!({"type": "stdio", "command": "/p/run", "args": ["/h/x"], "env": {"KEY": "${API_KEY}", "B": "${B}"}})
+            json!({"type": "stdio", "command": "/p/run", "args": ["/h/x"], "env": {"B": "${B}"}})
         );
-        assert_eq!(notes, [
-            "not read by mcpx, left out: envFile",
-            "vscode asked for input 'api-key' when the server started; mcpx reads the environment instead: set API_KEY where mcpx runs"
-        ]);
-        let (entry, _) = import(
+        assert_eq!(notes, ["not read by mcpx, left out: envFile"]);
+        assert_eq!(leave, None);
+        let asks = import(
+            Client::Vscode,
+            json!({"command": "x", "env": {"KEY": "${input:api-key}"}}),
+        );
+        assert_eq!(
+            asks.leave.as_deref(),
+            Some("vscode asks for input 'api-key' when it starts the server; mcpx cannot ask: left in vscode")
+        );
+        let Translated { entry, .. } = import(
             Client::Gemini,
             json!({"command": "x", "env": {"T": "$TOKEN", "P": "a$1"}}),
         );
         assert_eq!(entry["env"], json!({"T": "${TOKEN}", "P": "a$1"}));
+        let Translated { entry, .. } = import(
+            Client::ClaudeCode,
+            json!({"url": "https://x", "headers": {"A": "Bearer ${T:-none}"}}),
+        );
+        assert_eq!(entry["headers"]["A"], "Bearer ${T:-none}");
+        let literal = import(
+            Client::ClaudeDesktop,
+            json!({"command": "sh", "args": ["-c", "curl -H \"X: ${TOKEN}\""]}),
+        );
+        assert!(literal.leave.unwrap().contains("passes as written"));
+        let mut gateway = json!({"command": "/m", "args": ["serve"]});
+        pass_variables(Client::Codex, &mut gateway, &["A".into()]);
+        assert_eq!(gateway["env_vars"], json!(["A"]));
     }
 
     #[test]
     fn remote_forms_become_url_and_headers() {
-        let (entry, notes) = import(
+        let Translated { entry, notes, .. } = import(
             Client::Gemini,
             json!({"httpUrl": "https://x/mcp", "headers": {"A": "b"}, "trust": true}),
         );
@@ -464,15 +457,16 @@ mod tests {
             json!({"url": "https://x/mcp", "headers": {"A": "b"}})
         );
         assert_eq!(notes, ["not read by mcpx, left out: trust"]);
-        let (entry, _) = import(Client::Windsurf, json!({"serverUrl": "https://x/mcp"}));
+        let Translated { entry, .. } =
+            import(Client::Windsurf, json!({"serverUrl": "https://x/mcp"}));
         assert_eq!(entry, json!({"url": "https://x/mcp"}));
-        let (entry, notes) = import(
+        let Translated { entry, notes, .. } = import(
             Client::ClaudeCode,
             json!({"type": "sse", "url": "https://x/sse"}),
         );
         assert_eq!(entry, json!({"url": "https://x/sse"}));
         assert!(notes[0].starts_with("an SSE server"));
-        let (entry, _) = import(
+        let Translated { entry, .. } = import(
             Client::Codex,
             json!({"url": "https://x/mcp", "bearer_token_env_var": "TOK", "env_http_headers": {"X-Org": "ORG"}}),
         );
@@ -480,7 +474,7 @@ mod tests {
             entry,
             json!({"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${TOK}", "X-Org": "${ORG}"}})
         );
-        let (entry, _) = import(
+        let Translated { entry, .. } = import(
             Client::Zed,
             json!({"command": {"path": "srv", "args": ["a"], "env": {}}, "settings": {}}),
         );
@@ -489,7 +483,7 @@ mod tests {
 
     #[test]
     fn values_take_the_types_of_mcpx_config() {
-        let (entry, notes) = import(
+        let Translated { entry, notes, .. } = import(
             Client::Codex,
             json!({"command": "srv", "args": ["--port", 8080], "env": {"N": 1, "T": true, "O": {"x": 1}},
                 "startup_timeout_sec": 7200}),
@@ -516,12 +510,24 @@ mod tests {
         .unwrap();
         assert!(is_gateway(&entry));
         assert!(!is_gateway(&json!({"command": "npx", "args": ["serve"]})));
-        assert!(gateway_entry(
-            Client::ClaudeDesktop,
-            &Gateway::Http {
-                url: "http://x".into()
-            }
-        )
-        .is_err());
+        let http = |token_env: Option<&str>| Gateway::Http {
+            url: "http://x".into(),
+            token_env: token_env.map(str::to_owned),
+        };
+        assert!(gateway_entry(Client::ClaudeDesktop, &http(None)).is_err());
+        let with_token = |client| gateway_entry(client, &http(Some("TOK"))).unwrap();
+        assert_eq!(
+            with_token(Client::ClaudeCode),
+            json!({"type": "http", "url": "http://x", "headers": {"Authorization": "Bearer ${TOK}"}})
+        );
+        assert_eq!(
+            with_token(Client::Cursor)["headers"]["Authorization"],
+            "Bearer ${env:TOK}"
+        );
+        assert_eq!(
+            with_token(Client::Codex),
+            json!({"url": "http://x", "bearer_token_env_var": "TOK"})
+        );
+        assert!(gateway_entry(Client::Zed, &http(Some("TOK"))).is_err());
     }
 }

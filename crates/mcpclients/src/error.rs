@@ -150,6 +150,21 @@ pub enum Error {
         /// The client.
         client: &'static str,
     },
+    /// mcpx's own config cannot take the change.
+    #[error("mcpx config {path}: {problem}")]
+    Config {
+        /// mcpx's config file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Install was asked for a token from the environment in a client that expands no
+    /// variable in its file.
+    #[error("{client} reads no variable in its config file, so the token cannot come from the environment there: serve mcpx on 127.0.0.1 and install without --token-env")]
+    NoTokenReference {
+        /// The client.
+        client: &'static str,
+    },
     /// The install record is unreadable.
     #[error("install record {path}: {problem}")]
     Record {
@@ -157,6 +172,28 @@ pub enum Error {
         path: PathBuf,
         /// What is wrong.
         problem: String,
+    },
+    /// The file changed between reading it and writing it back (the client wrote it), again
+    /// on every try: nothing was written to it.
+    #[error("{path} kept changing while mcpx changed it (the client writes it): nothing was written to it; quit the client, or try again")]
+    Changed {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Another install or uninstall holds the record's lock.
+    #[error("{path}: another mcpx install or uninstall is running; try again when it is done (or remove this file if none is)")]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The client's file already has mcpx installed with another config, whose record holds
+    /// what that install replaced.
+    #[error("{path}: mcpx is installed here with the config {config}: pass --config {config} (or uninstall it first)")]
+    InstalledElsewhere {
+        /// The client's file.
+        path: PathBuf,
+        /// The config of that install.
+        config: PathBuf,
     },
     /// Uninstall found no record of an install into this file.
     #[error("{path}: mcpx has not been installed here (no record in {record}); nothing to undo")]

@@ -1,7 +1,13 @@
 //! One client config file: read whole (bounded), parsed in its format, its servers read, and
-//! written back with only the servers changed. Writes go to a temporary file beside it that is
-//! then renamed over it, with the original's permissions, so a crash never leaves half a file;
-//! a symlinked file is written through its link.
+//! written back with only the servers changed.
+//!
+//! A write goes to a new temporary file beside the target, created readable by its owner only
+//! (the text holds tokens) under a random name, written, flushed to disk, given the target's
+//! permissions, then renamed over the target, and the folder flushed: a crash leaves the old
+//! file or the new one, never half of one, and no copy readable by others. A symlinked file is
+//! written through its link (the link stays). Just before the rename the target is read again:
+//! when it is no longer the text the change was computed from (the client wrote it meanwhile),
+//! nothing is written and [`Error::Changed`] says so, for the caller to start over.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -141,13 +147,14 @@ impl ClientFile {
         }
     }
 
-    /// The servers member's value as written in the file (JSON formats only).
+    /// The servers member's value as written in the file; for TOML, a document of the servers
+    /// tables alone, their comments and layout kept.
     pub(crate) fn servers_text(&self) -> Option<String> {
         match &self.parsed {
             Parsed::Json(doc) => {
                 jsonc::value_text(self.source(), doc, &self.target.at).map(str::to_owned)
             }
-            Parsed::Toml(_) => None,
+            Parsed::Toml(doc) => toml_file::tables_text(doc, &self.target.at[0]),
         }
     }
 
@@ -158,8 +165,15 @@ impl ClientFile {
         raw: &str,
         servers: &[(String, Value)],
     ) -> Result<String, Error> {
-        let Parsed::Json(doc) = &self.parsed else {
-            return self.with_servers(Some(servers));
+        let doc = match &self.parsed {
+            Parsed::Json(doc) => doc,
+            Parsed::Toml(doc) => {
+                let mut doc = doc.as_ref().clone();
+                if !toml_file::with_tables_text(&mut doc, &self.target.at[0], raw) {
+                    return self.with_servers(Some(servers));
+                }
+                return Ok(doc.to_string());
+            }
         };
         let object: Map<String, Value> = servers.iter().cloned().collect();
         jsonc::set_text(
@@ -213,6 +227,18 @@ impl ClientFile {
 /// Writes `text` to `path` through a temporary file renamed over it, keeping the permissions
 /// of the file it replaces (`mode` for a new one, on Unix).
 pub(crate) fn write_atomic(path: &Path, text: &str, mode: Option<u32>) -> Result<(), Error> {
+    replace(path, None, text, mode)
+}
+
+/// As [`write_atomic`], when the file still holds `expected` (`Some(None)`: is still absent)
+/// just before the rename; else [`Error::Changed`] and nothing written.
+pub(crate) fn replace(
+    path: &Path,
+    expected: Option<Option<&str>>,
+    text: &str,
+    mode: Option<u32>,
+) -> Result<(), Error> {
+    use std::io::Write;
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = real
         .parent()
@@ -221,19 +247,33 @@ pub(crate) fn write_atomic(path: &Path, text: &str, mode: Option<u32>) -> Result
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.mcpx-{}.tmp", std::process::id()));
-    let result = (|| {
-        std::fs::write(&temp, text)?;
+    // tempfile creates it with O_EXCL, mode 0600, under a random name; it is removed when
+    // dropped unless persisted.
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.mcpx-"))
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io(path, e))?;
+    let written = (|| {
+        temp.write_all(text.as_bytes())?;
+        temp.as_file().sync_all()?;
         match std::fs::metadata(&real) {
-            Ok(meta) => std::fs::set_permissions(&temp, meta.permissions())?,
-            Err(_) => set_mode(&temp, mode)?,
+            Ok(meta) => temp.as_file().set_permissions(meta.permissions()),
+            Err(_) => set_mode(temp.path(), mode),
         }
-        std::fs::rename(&temp, &real)
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    written.map_err(|e| Error::io(path, e))?;
+    if let Some(expected) = expected {
+        let now = read_text(&real, MAX_FILE_BYTES)?;
+        if now.as_deref() != expected {
+            return Err(Error::Changed {
+                path: path.to_path_buf(),
+            });
+        }
     }
-    result.map_err(|e| Error::io(path, e))
+    temp.persist(&real).map_err(|e| Error::io(path, e.error))?;
+    sync_dir(&dir);
+    Ok(())
 }
 
 #[cfg(unix)]
@@ -248,6 +288,34 @@ fn set_mode(path: &Path, mode: Option<u32>) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn set_mode(_path: &Path, _mode: Option<u32>) -> std::io::Result<()> {
     Ok(())
+}
+
+/// Flushes a folder's entries (the rename) to disk, where the platform can.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// The permission bits of `path` that let others than its owner read it (Unix; `None`
+/// elsewhere or when there is no file).
+pub(crate) fn readable_by_others(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o777)
+            .filter(|mode| mode & 0o044 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// Copies `path` to `PATH.mcpx-backup-STAMP` beside it (with its permissions): the backup's

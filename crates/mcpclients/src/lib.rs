@@ -7,12 +7,14 @@
 //! - [`import`]: copies a client's servers into mcpx's config. A name already there with the
 //!   same entry is merged; with another entry the import is renamed `NAME-CLIENT`
 //!   ([`Outcome`]). `env`, `headers`, `cwd` and URLs are kept as written; the client's variable
-//!   forms become mcpx's `${VAR}`.
+//!   forms become mcpx's `${VAR}` where the client expands them, and an entry mcpx cannot read
+//!   as the client does stays in the client's file, with the reason.
 //! - [`install`]: imports, then makes the gateway (`mcpx serve --config ABS`, or a running
 //!   `mcpx serve --http` at a URL) the client's only server. It backs the file up first
 //!   (`FILE.mcpx-backup-YYYYMMDDTHHMMSSZ`), records what it replaced in `mcpx.installs.json`
 //!   beside mcpx's config ([`RECORD_FILE`]; why there, in the `record` module), and changes
-//!   nothing when run again.
+//!   nothing when run again. Codex's entry lists the variables mcpx's servers need in
+//!   `env_vars`, as Codex passes a server no others.
 //! - [`uninstall`]: puts the recorded servers back in their order, JSON-equal, keeping every
 //!   server the client added or changed meanwhile.
 //!
@@ -34,6 +36,8 @@ mod ops;
 mod record;
 mod secret;
 mod toml_file;
+mod uninstall;
+mod variables;
 
 pub use client::{Client, Format, Os, Places, Scope, Target, CLIENTS};
 pub use entry::{gateway_entry, Gateway, GATEWAY_NAME};
@@ -41,8 +45,9 @@ pub use error::{Error, Syntax};
 pub use file::MAX_FILE_BYTES;
 pub use mcpx_config::Outcome;
 pub use ops::{
-    add_servers, document, import, install, servers, status, uninstall, Found, ImportReport,
-    InstallReport, Request, Status, UninstallReport,
+    add_servers, config_variables, document, import, install, servers, status, EntryCheck, Found,
+    ImportReport, InstallReport, Request, Status,
 };
 pub use record::RECORD_FILE;
 pub use secret::{masked, MASK};
+pub use uninstall::{uninstall, UninstallReport};

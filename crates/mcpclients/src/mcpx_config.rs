@@ -105,7 +105,7 @@ pub(crate) fn merge(
                     }
                 }
                 Some(_) if n > MAX_RENAMES => {
-                    return Err(Error::Record {
+                    return Err(Error::Config {
                         path: path.to_path_buf(),
                         problem: format!("over {MAX_RENAMES} servers named {name}-{client}-N"),
                     })

@@ -23,6 +23,73 @@ pub const RECORD_FILE: &str = "mcpx.installs.json";
 /// The largest record read.
 const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
+/// How long an install or uninstall waits for another to release the record's lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A lock file older than this was left by a run that died: it is taken over.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// How often a held lock is tried again.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// The lock beside the record (`mcpx.installs.json.lock`), held from reading the record to
+/// writing it, so that two installs at once cannot lose each other's entry. A file created
+/// with `create_new` rather than an OS lock: it works the same on every platform and file
+/// system, and one left by a crash is taken over once stale.
+#[derive(Debug)]
+pub(crate) struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    /// Takes the lock of the record beside `config`, waiting up to [`LOCK_WAIT`].
+    pub(crate) fn take(config: &Path) -> Result<Lock, Error> {
+        let path = record_path(config).with_extension("json.lock");
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let start = std::time::Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(Lock { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > STALE_LOCK);
+                    if stale {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    if start.elapsed() > LOCK_WAIT {
+                        return Err(Error::Locked { path });
+                    }
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The record's path beside the config at `config`.
+fn record_path(config: &Path) -> PathBuf {
+    config
+        .parent()
+        .map_or_else(|| PathBuf::from(RECORD_FILE), |d| d.join(RECORD_FILE))
+}
+
 /// One install.
 #[derive(Debug, Clone)]
 pub(crate) struct Install {
@@ -44,7 +111,7 @@ pub(crate) struct Install {
 }
 
 /// Every install recorded beside one config.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Record {
     pub(crate) path: PathBuf,
     pub(crate) installs: Vec<Install>,
@@ -63,9 +130,7 @@ fn servers_from(value: &Value) -> Option<Servers> {
 impl Record {
     /// The record beside the config at `config` (empty when there is none).
     pub(crate) fn load(config: &Path) -> Result<Record, Error> {
-        let path = config
-            .parent()
-            .map_or_else(|| PathBuf::from(RECORD_FILE), |d| d.join(RECORD_FILE));
+        let path = record_path(config);
         let bad = |problem: String| Error::Record {
             path: path.clone(),
             problem,
@@ -158,6 +223,24 @@ pub(crate) fn stamps(now: std::time::SystemTime) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lock_is_held_once_and_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.json");
+        let lock = Lock::take(&config).unwrap();
+        let path = dir.path().join("mcpx.installs.json.lock");
+        assert!(path.exists());
+        // Held: a second taker waits until it is released.
+        let second = std::thread::spawn({
+            let config = config.clone();
+            move || Lock::take(&config).map(drop)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(lock);
+        assert!(second.join().unwrap().is_ok(), "taken once released");
+        assert!(!path.exists());
+    }
 
     #[test]
     fn stamps_are_utc() {

@@ -4,8 +4,10 @@
 //! Masked: every `env` and `headers` value that is not only a `${VAR}` reference (the name is
 //! not a secret, the value it expands to is never read here); an argument that looks like a
 //! token (a known token prefix, a `Bearer`, a long run of letters and digits, or what follows
-//! `--token`-like flags and `KEY=`-like words whose name says secret); a URL's user
-//! information and query values.
+//! `--token`-like flags and `KEY=`-like words whose name says secret); a header given as an
+//! argument (`--header`/`-H NAME: VALUE`, or `NAME: VALUE` whose name says secret or whose
+//! value is a credential) keeps its name only; a URL's user information, query values,
+//! fragment, and path segments that look like tokens (`/mcp/sk-…/sse`).
 
 use serde_json::{Map, Value};
 
@@ -128,16 +130,35 @@ pub fn masked(entry: &Value) -> Value {
     Value::Object(out)
 }
 
+/// Flags whose next argument is a header, `NAME: VALUE` (mcp-remote's, curl's).
+const HEADER_FLAGS: [&str; 3] = ["--header", "-H", "--headers"];
+
 fn masked_args(args: &[Value]) -> Vec<Value> {
     let mut out = Vec::with_capacity(args.len());
     let mut after_flag = false;
+    let mut after_header = false;
     for arg in args {
         let Some(text) = arg.as_str() else {
             out.push(arg.clone());
             continue;
         };
-        let shown = if after_flag || looks_like_token(text) {
+        let header = HEADER_FLAGS.iter().find_map(|flag| {
+            text.strip_prefix(flag)
+                .and_then(|rest| rest.strip_prefix('='))
+                .map(|value| (format!("{flag}="), value))
+        });
+        let shown = if let Some((flag, value)) = header {
+            format!("{flag}{}", masked_header(value, true))
+        } else if after_header {
+            masked_header(text, true)
+        } else if after_flag {
             MASK.to_owned()
+        } else if text.contains("://") {
+            masked_url(text)
+        } else if looks_like_token(text) {
+            MASK.to_owned()
+        } else if let Some(masked) = header_like(text) {
+            masked
         } else if let Some((name, value)) = text.split_once('=') {
             if secret_name(name) && !only_references(value) {
                 format!("{name}={MASK}")
@@ -147,27 +168,80 @@ fn masked_args(args: &[Value]) -> Vec<Value> {
         } else {
             masked_url(text)
         };
+        after_header = HEADER_FLAGS.contains(&text);
         after_flag = text.starts_with('-') && !text.contains('=') && secret_name(text);
         out.push(Value::String(shown));
     }
     out
 }
 
-/// A URL with its user information and query values masked.
+/// A header `NAME: VALUE` with its value masked (unless it is only references); with `always`
+/// false, only when its name says secret or its value is a credential.
+fn masked_header(text: &str, always: bool) -> String {
+    match text.split_once(':') {
+        Some((name, value)) if !only_references(value) => {
+            let secret = always || secret_name(name) || looks_like_token(value);
+            if secret {
+                format!("{name}: {MASK}")
+            } else {
+                text.to_owned()
+            }
+        }
+        Some(_) => text.to_owned(),
+        None if always && !only_references(text) => MASK.to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// An argument shaped as a header (`Authorization: Basic …`, `X-API-Key: …`), masked where
+/// secret; `None` for anything else (a URL, a path, words).
+fn header_like(text: &str) -> Option<String> {
+    let (name, value) = text.split_once(": ")?;
+    let is_name = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    (is_name && !value.is_empty()).then(|| masked_header(text, false))
+}
+
+/// A URL with its user information, token-like path segments, query values and fragment
+/// masked.
 fn masked_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };
-    let mut out = url.to_owned();
     let authority_start = scheme_end + 3;
-    let authority_end = out[authority_start..]
-        .find(['/', '?', '#'])
-        .map_or(out.len(), |i| authority_start + i);
-    if let Some(at) = out[authority_start..authority_end].rfind('@') {
+    let (rest, fragment) = match url[authority_start..].find('#') {
+        Some(i) => (&url[..authority_start + i], Some(MASK)),
+        None => (url, None),
+    };
+    let (rest, query) = match rest[authority_start..].find('?') {
+        Some(i) => (
+            &rest[..authority_start + i],
+            Some(&rest[authority_start + i + 1..]),
+        ),
+        None => (rest, None),
+    };
+    let (head, path) = match rest[authority_start..].find('/') {
+        Some(i) => rest.split_at(authority_start + i),
+        None => (rest, ""),
+    };
+    let mut out = head.to_owned();
+    if let Some(at) = out[authority_start..].rfind('@') {
         out.replace_range(authority_start..authority_start + at, MASK);
     }
-    if let Some(q) = out.find('?') {
-        let (head, query) = out.split_at(q + 1);
+    let segments: Vec<&str> = path
+        .split('/')
+        .map(|segment| {
+            if looks_like_token(segment) {
+                MASK
+            } else {
+                segment
+            }
+        })
+        .collect();
+    out.push_str(&segments.join("/"));
+    if let Some(query) = query {
         let masked: Vec<String> = query
             .split('&')
             .map(|pair| match pair.split_once('=') {
@@ -175,7 +249,12 @@ fn masked_url(url: &str) -> String {
                 None => pair.to_owned(),
             })
             .collect();
-        out = format!("{head}{}", masked.join("&"));
+        out.push('?');
+        out.push_str(&masked.join("&"));
+    }
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
     }
     out
 }
@@ -204,6 +283,57 @@ mod tests {
                 "url": "https://•••@x.example/mcp?key=•••&b=•••",
                 "headers": {"Authorization": "•••"}
             })
+        );
+    }
+
+    /// The shapes secrets take in arguments and URLs of real configs.
+    #[test]
+    fn headers_in_arguments_and_tokens_in_urls_are_masked() {
+        let cases = [
+            ("X-API-Key: abc123", "X-API-Key: •••"),
+            ("Authorization: Basic dXNlcjpwYXNz", "Authorization: •••"),
+            (
+                "Authorization: Bearer ${TOKEN}",
+                "Authorization: Bearer ${TOKEN}",
+            ),
+            ("Accept: text/plain", "Accept: text/plain"),
+            ("Note: see the docs", "Note: see the docs"),
+            (
+                "https://actions.zapier.com/mcp/sk-ak-0123456789abcdef/sse",
+                "https://actions.zapier.com/mcp/•••/sse",
+            ),
+            (
+                "https://x.example/mcp/0123456789abcdef0123456789abcdef/sse",
+                "https://x.example/mcp/•••/sse",
+            ),
+            (
+                "https://x.example/mcp#token=abc",
+                "https://x.example/mcp#•••",
+            ),
+            (
+                "https://x.example/a/b?k=v#f",
+                "https://x.example/a/b?k=•••#•••",
+            ),
+            ("https://x.example", "https://x.example"),
+        ];
+        for (arg, want) in cases {
+            let shown = masked(&json!({"args": [arg]}));
+            assert_eq!(shown["args"][0], want, "{arg}");
+        }
+        let shown = masked(
+            &json!({"args": ["mcp-remote", "https://x.example/mcp", "--header", "X-Org: acme", "-H", "Cookie: s=1", "--header=Authorization: abc"]}),
+        );
+        assert_eq!(
+            shown["args"],
+            json!([
+                "mcp-remote",
+                "https://x.example/mcp",
+                "--header",
+                "X-Org: •••",
+                "-H",
+                "Cookie: •••",
+                "--header=Authorization: •••"
+            ])
         );
     }
 }

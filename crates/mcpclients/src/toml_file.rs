@@ -1,6 +1,8 @@
 //! Codex's `config.toml`: the `[mcp_servers.NAME]` tables read as JSON entries, and replaced by
 //! others, with `toml_edit` so that every other table, key and comment of the file stays as
-//! it was.
+//! it was. The servers tables' own text (comments above and inside them) is kept apart by
+//! install ([`tables_text`]) and put back by uninstall when nothing changed since
+//! ([`with_tables_text`]).
 
 use serde_json::{Map, Number, Value};
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table};
@@ -59,6 +61,25 @@ pub(crate) fn with_servers(doc: &mut DocumentMut, key: &str, servers: Option<&[(
         outer.insert(name, Item::Table(table));
     }
     doc.insert(key, Item::Table(outer));
+}
+
+/// The tables under `key` alone, as a document's text, comments and layout kept.
+pub(crate) fn tables_text(doc: &DocumentMut, key: &str) -> Option<String> {
+    let item = doc.get(key)?;
+    let mut alone = DocumentMut::new();
+    alone.insert(key, item.clone());
+    Some(alone.to_string())
+}
+
+/// The document with the tables under `key` replaced by those of `text` (as
+/// [`tables_text`] wrote it); false, and the document as it was, when `text` holds none.
+pub(crate) fn with_tables_text(doc: &mut DocumentMut, key: &str, text: &str) -> bool {
+    let Some(item) = parse(text).ok().and_then(|alone| alone.get(key).cloned()) else {
+        return false;
+    };
+    doc.remove(key);
+    doc.insert(key, item);
+    true
 }
 
 /// The whole document as JSON.

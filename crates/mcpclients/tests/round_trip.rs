@@ -65,6 +65,7 @@ impl Home {
             config: &self.config,
             places: &self.places,
             dry_run: false,
+            check: None,
         }
     }
 
@@ -122,8 +123,10 @@ fn comments_outside(fixture: &str) -> &'static [&'static str] {
     }
 }
 
-/// The whole round trip on one client's file; the servers import found.
-fn round_trip(client: Client, scope: Scope, fixture: &str, want: &[&str]) {
+/// The whole round trip on one client's file: import finds `want`, the servers of `left` stay
+/// in the client's file beside the gateway (mcpx cannot read them as the client does), the
+/// others go to mcpx's config.
+fn round_trip(client: Client, scope: Scope, fixture: &str, want: &[&str], left: &[&str]) {
     let home = Home::new();
     let target = home.place(client, scope, fixture);
     let original_text = std::fs::read_to_string(&target.file).unwrap();
@@ -140,22 +143,38 @@ fn round_trip(client: Client, scope: Scope, fixture: &str, want: &[&str]) {
         .map(|f| f.name.as_str())
         .collect();
     assert_eq!(found, want, "{fixture}: import finds every server");
+    let not_imported: Vec<&str> = report
+        .import
+        .found
+        .iter()
+        .filter(|f| f.left.is_some())
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(not_imported, left, "{fixture}: left in the client");
     assert!(report
         .import
         .outcomes
         .iter()
         .all(|o| matches!(o, Outcome::Added { .. })));
+    let imported: Vec<&str> = want.iter().copied().filter(|n| !left.contains(n)).collect();
     let config: Value =
         serde_json::from_str(&std::fs::read_to_string(&home.config).unwrap()).unwrap();
     let in_config: Vec<&String> = config["mcpServers"].as_object().unwrap().keys().collect();
-    assert_eq!(in_config, want, "{fixture}: mcpx's config");
+    assert_eq!(in_config, imported, "{fixture}: mcpx's config");
     let installed = mcpclients::servers(&target).unwrap().unwrap();
-    let entry = mcpclients::gateway_entry(client, &home.gateway()).unwrap();
-    assert_eq!(
-        installed,
-        [(GATEWAY_NAME.to_owned(), entry)],
-        "{fixture}: installed"
+    let mut entry = mcpclients::gateway_entry(client, &home.gateway()).unwrap();
+    if client == Client::Codex {
+        // Codex passes mcpx only the variables its entry lists.
+        entry["env_vars"] = json!(["DOCS_TOKEN", "FIGMA_OAUTH_TOKEN"]);
+    }
+    let mut expected = vec![(GATEWAY_NAME.to_owned(), entry)];
+    expected.extend(
+        original_servers
+            .iter()
+            .filter(|(n, _)| left.contains(&n.as_str()))
+            .cloned(),
     );
+    assert_eq!(installed, expected, "{fixture}: installed");
     let after = mcpclients::document(&target).unwrap().unwrap();
     assert_eq!(
         without_servers(after, &target),
@@ -199,7 +218,11 @@ fn round_trip(client: Client, scope: Scope, fixture: &str, want: &[&str]) {
     );
     let restored_text = std::fs::read_to_string(&target.file).unwrap();
     if client == Client::Codex {
-        for comment in comments_outside(fixture) {
+        // The servers tables come back with their comments, after the other tables.
+        for comment in comments_outside(fixture)
+            .iter()
+            .chain(&["# A remote server, its token from the environment.\n[mcp_servers.figma]"])
+        {
             assert!(
                 restored_text.contains(comment),
                 "{fixture}: {comment} kept:\n{restored_text}"
@@ -220,6 +243,7 @@ fn claude_desktop() {
         Scope::User,
         "claude-desktop.json",
         &["filesystem", "github"],
+        &[],
     );
 }
 
@@ -230,6 +254,7 @@ fn claude_code_user() {
         Scope::User,
         "claude-code.json",
         &["airtable", "notion", "asana", "secure-api"],
+        &[],
     );
 }
 
@@ -240,6 +265,7 @@ fn claude_code_local() {
         Scope::Local,
         "claude-code.json",
         &["stripe"],
+        &[],
     );
 }
 
@@ -250,6 +276,7 @@ fn claude_code_project() {
         Scope::Project,
         "claude-code-project.json",
         &["shared-server", "api-server"],
+        &[],
     );
 }
 
@@ -260,6 +287,7 @@ fn cursor() {
         Scope::User,
         "cursor.json",
         &["playwright", "context7", "local-python"],
+        &["local-python"],
     );
 }
 
@@ -270,6 +298,7 @@ fn vscode_project_with_comments() {
         Scope::Project,
         "vscode.jsonc",
         &["Perplexity", "github", "fetch"],
+        &["Perplexity"],
     );
 }
 
@@ -280,6 +309,7 @@ fn vscode_user() {
         Scope::User,
         "vscode.jsonc",
         &["Perplexity", "github", "fetch"],
+        &["Perplexity"],
     );
 }
 
@@ -290,12 +320,19 @@ fn windsurf() {
         Scope::User,
         "windsurf.json",
         &["github", "figma", "paused"],
+        &[],
     );
 }
 
 #[test]
 fn codex() {
-    round_trip(Client::Codex, Scope::User, "codex.toml", &["docs", "figma"]);
+    round_trip(
+        Client::Codex,
+        Scope::User,
+        "codex.toml",
+        &["docs", "figma"],
+        &[],
+    );
 }
 
 #[test]
@@ -305,6 +342,7 @@ fn gemini() {
         Scope::User,
         "gemini.json",
         &["pythonTools", "httpServer", "sseServer"],
+        &[],
     );
 }
 
@@ -315,6 +353,7 @@ fn zed_with_comments() {
         Scope::User,
         "zed.jsonc",
         &["local-mcp-server", "remote-mcp-server", "legacy-server"],
+        &[],
     );
 }
 
@@ -330,12 +369,16 @@ fn imported_entries_are_mcpx_entries() {
         (Client::Windsurf, "windsurf.json"),
     ];
     let mut notes = Vec::new();
+    let mut left = Vec::new();
     for (client, fixture) in cases {
         let target = home.place(client, Scope::User, fixture);
         let report = mcpclients::import(&home.request(&target)).unwrap();
         for found in report.found {
             for note in found.notes {
                 notes.push(format!("{} {}: {note}", client.name(), found.name));
+            }
+            if let Some(why) = found.left {
+                left.push(format!("{} {}: {why}", client.name(), found.name));
             }
         }
     }
@@ -366,9 +409,11 @@ fn imported_entries_are_mcpx_entries() {
         json!({"url": "https://mcp.figma.com/mcp",
         "headers": {"Authorization": "Bearer ${FIGMA_OAUTH_TOKEN}", "X-Figma-Region": "us-east-1"}})
     );
+    // VS Code asks for an input when it starts the server; mcpx cannot.
+    assert!(servers.get("Perplexity").is_none());
     assert_eq!(
-        servers["Perplexity"]["env"],
-        json!({"PERPLEXITY_API_KEY": "${PERPLEXITY_KEY}"})
+        left,
+        ["vscode Perplexity: vscode asks for input 'perplexity-key' when it starts the server; mcpx cannot ask: left in vscode"]
     );
     assert_eq!(
         servers["legacy-server"],
@@ -385,7 +430,6 @@ fn imported_entries_are_mcpx_entries() {
         "gemini pythonTools: not read by mcpx, left out: timeout, trust",
         "gemini httpServer: not read by mcpx, left out: timeout",
         "gemini sseServer: an SSE server: mcpx speaks Streamable HTTP to it, which SSE-only servers do not answer",
-        "vscode Perplexity: vscode asked for input 'perplexity-key' when the server started; mcpx reads the environment instead: set PERPLEXITY_KEY where mcpx runs",
         "vscode fetch: not read by mcpx, left out: envFile",
         "zed legacy-server: not read by mcpx, left out: settings, source",
         "windsurf paused: disabled in windsurf: mcpx starts it",
@@ -515,9 +559,17 @@ fn installing_again_picks_up_servers_added_since() {
     std::fs::write(&target.file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     let report = mcpclients::install(&home.request(&target), &home.gateway(), at(1)).unwrap();
     assert!(!report.already);
-    assert_eq!(report.import.found.len(), 1);
+    // local-python stays in Cursor (its ${workspaceFolder} is Cursor's); new-one is imported.
+    let found: Vec<(&str, bool)> = report
+        .import
+        .found
+        .iter()
+        .map(|f| (f.name.as_str(), f.left.is_some()))
+        .collect();
+    assert_eq!(found, [("local-python", true), ("new-one", false)]);
     assert!(report.import.skipped_gateway);
-    assert_eq!(mcpclients::servers(&target).unwrap().unwrap().len(), 1);
+    let now = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(names(&now), ["mcpx", "local-python"]);
     mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
     let now = mcpclients::servers(&target).unwrap().unwrap();
     assert_eq!(
@@ -564,9 +616,10 @@ fn unknown_clients_and_scopes_are_named() {
 }
 
 /// A file that already starts mcpx (its record lost, or written by hand): the gateway is never
-/// imported into its own config, and uninstall does not bring the old entry back.
+/// imported into its own config, but it is recorded, and uninstall brings it back with the
+/// rest: the client's file is as it was.
 #[test]
-fn a_gateway_entry_already_there_is_not_imported() {
+fn a_gateway_entry_already_there_is_not_imported_but_comes_back() {
     let home = Home::new();
     let old =
         json!({"command": "/opt/old/mcpx", "args": ["serve", "--config", "/elsewhere/mcpx.json"]});
@@ -576,9 +629,12 @@ fn a_gateway_entry_already_there_is_not_imported() {
     let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
     assert!(report.import.skipped_gateway);
     assert_eq!(report.import.found.len(), 1);
-    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
-    let now = mcpclients::servers(&target).unwrap().unwrap();
-    assert_eq!(now, [("other".to_owned(), json!({"command": "other"}))]);
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&home.config).unwrap()).unwrap();
+    assert_eq!(config["mcpServers"], json!({"other": {"command": "other"}}));
+    let report = mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    assert_eq!(report.restored, ["mcpx", "other"]);
+    assert_eq!(mcpclients::document(&target).unwrap().unwrap(), file);
 }
 
 /// A Zed extension's entry holds only its settings: there is nothing for mcpx to start, so it
@@ -594,7 +650,7 @@ fn entries_mcpx_cannot_run_stay_in_the_client() {
     let target = Target::locate(Client::Zed, Scope::User, &home.places).unwrap();
     let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
     assert_eq!(report.import.found.len(), 2);
-    assert!(report.import.found[0].left_in_client);
+    assert!(report.import.found[0].left.is_some());
     assert_eq!(report.import.outcomes.len(), 1);
     let now = mcpclients::servers(&target).unwrap().unwrap();
     assert_eq!(names(&now), ["mcpx", "github"]);
@@ -602,4 +658,150 @@ fn entries_mcpx_cannot_run_stay_in_the_client() {
     assert!(again.already);
     mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
     assert_eq!(mcpclients::document(&target).unwrap().unwrap(), file);
+}
+
+/// A client file that is a symlink (dotfiles kept in a repository): install and uninstall
+/// write through the link, which stays a link.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_file_is_written_through_its_link() {
+    let home = Home::new();
+    let real = home.places.home.join("dotfiles/cursor-mcp.json");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    let text = std::fs::read_to_string(Path::new(FIXTURES).join("claude-desktop.json")).unwrap();
+    std::fs::write(&real, &text).unwrap();
+    let target = Target::locate(Client::Cursor, Scope::User, &home.places).unwrap();
+    std::fs::create_dir_all(target.file.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, &target.file).unwrap();
+    mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    let is_link = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    };
+    assert!(is_link(&target.file), "still a link after install");
+    let servers = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(names(&servers), [GATEWAY_NAME]);
+    assert!(std::fs::read_to_string(&real).unwrap().contains("\"mcpx\""));
+    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    assert!(is_link(&target.file), "still a link after uninstall");
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), text);
+}
+
+/// A file written on Windows (CRLF line ends) with a byte order mark: both survive install,
+/// and uninstall gives back the same bytes.
+#[test]
+fn crlf_and_a_byte_order_mark_come_back_as_they_were() {
+    let home = Home::new();
+    let target = Target::locate(Client::ClaudeDesktop, Scope::User, &home.places).unwrap();
+    let text = std::fs::read_to_string(Path::new(FIXTURES).join("claude-desktop.json")).unwrap();
+    let original = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+    std::fs::create_dir_all(target.file.parent().unwrap()).unwrap();
+    std::fs::write(&target.file, &original).unwrap();
+    mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    let installed = std::fs::read_to_string(&target.file).unwrap();
+    assert!(installed.starts_with('\u{feff}'), "{installed:?}");
+    assert!(installed.ends_with("\r\n}\r\n"), "{installed:?}");
+    assert_eq!(
+        names(&mcpclients::servers(&target).unwrap().unwrap()),
+        [GATEWAY_NAME]
+    );
+    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    assert_eq!(std::fs::read_to_string(&target.file).unwrap(), original);
+}
+
+/// The record and a new mcpx config hold the client's secrets: readable by their owner only.
+/// A config others can read while the client's file is private is reported.
+#[cfg(unix)]
+#[test]
+fn the_record_and_a_new_config_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let home = Home::new();
+    let target = home.place(Client::ClaudeDesktop, Scope::User, "claude-desktop.json");
+    std::fs::set_permissions(&target.file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert!(
+        report.import.warnings.is_empty(),
+        "{:?}",
+        report.import.warnings
+    );
+    assert_eq!(mode(&home.config), 0o600);
+    assert_eq!(mode(&report.record), 0o600);
+    assert_eq!(
+        mode(&target.file),
+        0o600,
+        "the client's file keeps its mode"
+    );
+    assert_eq!(
+        files_named(&target.file, ".tmp"),
+        0,
+        "no temporary file left"
+    );
+    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+
+    std::fs::set_permissions(&home.config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let cursor = home.place(Client::Cursor, Scope::User, "cursor.json");
+    std::fs::set_permissions(&cursor.file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let report = mcpclients::import(&home.request(&cursor)).unwrap();
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(
+        report.warnings[0].contains("can be read by others (mode 644) while cursor's file cannot"),
+        "{:?}",
+        report.warnings
+    );
+}
+
+/// Each variable an imported server needs without a default is reported, for the caller to
+/// say which are not set; Codex's entry lists every variable of mcpx's servers in `env_vars`.
+#[test]
+fn the_variables_imported_servers_need_are_reported() {
+    let home = Home::new();
+    let target = home.place(Client::Codex, Scope::User, "codex.toml");
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert_eq!(
+        report.import.variables,
+        [
+            ("docs".to_owned(), "DOCS_TOKEN".to_owned()),
+            ("figma".to_owned(), "FIGMA_OAUTH_TOKEN".to_owned())
+        ]
+    );
+    let servers = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(
+        servers[0].1["env_vars"],
+        json!(["DOCS_TOKEN", "FIGMA_OAUTH_TOKEN"])
+    );
+    let code = home.place(Client::ClaudeCode, Scope::User, "claude-code.json");
+    let report = mcpclients::import(&home.request(&code)).unwrap();
+    // secure-api's ${API_TOKEN:-none} has a default: nothing to set.
+    assert!(report.variables.is_empty(), "{:?}", report.variables);
+}
+
+/// An install recorded beside another config (its entry names it): installing with this
+/// config is refused with the one to use; uninstall finds that record by itself.
+#[test]
+fn an_install_with_another_config_is_continued_by_uninstall_and_named_by_install() {
+    let home = Home::new();
+    let target = home.place(Client::Cursor, Scope::User, "cursor.json");
+    let project_config = home.places.cwd.join("mcpx.json");
+    let project_gateway = Gateway::Stdio {
+        program: "/usr/local/bin/mcpx".into(),
+        config: project_config.clone(),
+    };
+    let mut request = home.request(&target);
+    request.config = &project_config;
+    mcpclients::install(&request, &project_gateway, at(0)).unwrap();
+    let err = mcpclients::install(&home.request(&target), &home.gateway(), at(1)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: mcpx is installed here with the config {}: pass --config {} (or uninstall it first)",
+            target.file.display(),
+            project_config.display(),
+            project_config.display()
+        )
+    );
+    let report = mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
+    assert_eq!(report.restored, ["playwright", "context7", "local-python"]);
 }

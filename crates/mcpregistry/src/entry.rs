@@ -2,17 +2,24 @@
 //!
 //! A package is started by its runtime: npm with `npx -y ID@VERSION`, PyPI with `uvx
 //! ID==VERSION`, NuGet with `dnx ID@VERSION --yes`, OCI with `docker run -i --rm [-e NAME …]
-//! IMAGE` (a `runtimeHint` names another runtime; `runtimeArguments` come before the package,
-//! `packageArguments` after it). A remote is a `url` with `headers`. The first package that
-//! mcpx can start is taken, else the first Streamable HTTP remote (or the reverse with
-//! [`Prefer::Remote`]); an SSE-only remote or an MCPB file is refused, mcpx reaches neither.
+//! IMAGE` (`runtimeArguments` come before the package, `packageArguments` after it). The
+//! runtime is fixed by the registry type: a `runtimeHint` naming another program, or an
+//! identifier that starts with `-` (it would read as an option), makes the package one mcpx
+//! does not start. A remote is a `url` with `headers`. The first package that mcpx can start
+//! is taken, else the first Streamable HTTP remote (or the reverse with [`Prefer::Remote`]);
+//! an SSE-only remote or an MCPB file is refused, mcpx reaches neither.
 //!
 //! Every input (environment variable, argument, header, `{variable}` of a value) is resolved
-//! the same way: its fixed `value`; a secret becomes a `${NAME}` reference to the environment
-//! mcpx runs in, never asked for and never written; a required one is asked through the
-//! caller's `ask` (a terminal prompt), else its `default`, else a `${NAME}` reference; an
-//! optional one without a value or default is left out. Each `${NAME}` left for the user to
-//! set is listed in [`Entry::needs`].
+//! the same way: its fixed `value`; a required secret becomes a `${NAME}` reference to the
+//! environment mcpx runs in, never asked for and never written; an optional secret is left
+//! out; a required one is asked through the caller's `ask` (a terminal prompt), else its
+//! `default`, else a `${NAME}` reference; an optional one without a value or default is left
+//! out. Each `${NAME}` left for the user to set is listed in [`Entry::needs`].
+//!
+//! Input names are generic (`API_KEY`, `AUTHORIZATION`), and one server's secret must never
+//! be sent to another: a reference is named after the server's name in the config and the
+//! input (`REMOTE_WEATHER_AUTHORIZATION`), numbered on when another server of the config
+//! already refers to that name ([`Naming::taken`]).
 
 use serde_json::{json, Map, Value};
 
@@ -53,6 +60,33 @@ pub struct Need {
     pub secret: bool,
 }
 
+/// The registry types mcpx starts, and the one runtime each is started with.
+const RUNTIMES: [(&str, &str); 4] = [
+    ("npm", "npx"),
+    ("pypi", "uvx"),
+    ("oci", "docker"),
+    ("nuget", "dnx"),
+];
+
+/// How the entry and its variables are named.
+#[derive(Debug, Clone, Default)]
+pub struct Naming {
+    /// The server's name in the config (default: [`default_name`]).
+    pub name: Option<String>,
+    /// The variables the config's other servers already refer to.
+    pub taken: Vec<String>,
+}
+
+/// The name a server gets in the config: the part of its registry name after the `/`.
+pub fn default_name(server: &ServerJson) -> String {
+    server
+        .name()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// A config entry for a server.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -89,6 +123,9 @@ fn variable_name(text: &str) -> String {
 struct Resolver<'a> {
     ask: &'a mut dyn FnMut(&Question) -> Option<String>,
     needs: Vec<Need>,
+    /// What the references start with: the server's config name as a variable name.
+    prefix: String,
+    taken: &'a [String],
 }
 
 impl Resolver<'_> {
@@ -96,7 +133,7 @@ impl Resolver<'_> {
     fn resolve(&mut self, input: &Value, name: &str) -> Option<String> {
         let text = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
         let flag = |k: &str| input.get(k).and_then(Value::as_bool) == Some(true);
-        let variable = variable_name(name);
+        let variable = self.variable(name);
         let description = text("description");
         let reference = |this: &mut Self, secret: bool| {
             if !this.needs.iter().any(|n| n.variable == variable) {
@@ -112,7 +149,12 @@ impl Resolver<'_> {
             return Some(self.substitute(&value, input));
         }
         if flag("isSecret") {
-            return reference(self, true);
+            // An optional secret is left out rather than made a reference that must be set.
+            return if flag("isRequired") {
+                reference(self, true)
+            } else {
+                None
+            };
         }
         if flag("isRequired") {
             let question = Question {
@@ -135,6 +177,19 @@ impl Resolver<'_> {
             return text("default").or_else(|| reference(self, false));
         }
         text("default")
+    }
+
+    /// The reference's name for the input `name`: `PREFIX_NAME`, numbered on (`_2`, …) past
+    /// a name another server of the config refers to.
+    fn variable(&self, name: &str) -> String {
+        let base = format!("{}_{}", self.prefix, variable_name(name));
+        let mut variable = base.clone();
+        let mut n = 1;
+        while self.taken.contains(&variable) {
+            n += 1;
+            variable = format!("{base}_{n}");
+        }
+        variable
     }
 
     /// `{name}` in `value` replaced by the input's `variables`, each resolved the same way;
@@ -207,39 +262,55 @@ impl Resolver<'_> {
     }
 }
 
-/// What runs a package: the command and the words naming the package.
-fn runtime(package: &Value) -> Option<(String, Vec<String>)> {
+/// What runs a package: the command and the words naming the package; `Err` says why mcpx
+/// does not start it.
+fn runtime(package: &Value) -> Result<(String, Vec<String>), String> {
     let text = |k: &str| package.get(k).and_then(Value::as_str).unwrap_or_default();
-    let (id, version) = (text("identifier"), text("version"));
-    let hint = package.get("runtimeHint").and_then(Value::as_str);
-    Some(match text("registryType") {
-        "npm" => (
-            hint.unwrap_or("npx").to_owned(),
-            vec!["-y".into(), format!("{id}@{version}")],
-        ),
-        "pypi" => (
-            hint.unwrap_or("uvx").to_owned(),
-            vec![format!("{id}=={version}")],
-        ),
-        "nuget" => (
-            hint.unwrap_or("dnx").to_owned(),
-            vec![format!("{id}@{version}"), "--yes".into()],
-        ),
-        "oci" => {
+    let (kind, id, version) = (text("registryType"), text("identifier"), text("version"));
+    let Some((_, command)) = RUNTIMES.iter().find(|(k, _)| *k == kind) else {
+        return Err(format!("{kind} packages are not started by mcpx"));
+    };
+    if let Some(hint) = package.get("runtimeHint").and_then(Value::as_str) {
+        if hint != *command {
+            return Err(format!(
+                "its runtime hint '{hint}' is not {command}, the one mcpx runs {kind} packages with"
+            ));
+        }
+    }
+    if id.starts_with('-') || version.starts_with('-') {
+        return Err(format!(
+            "its identifier or version starts with '-', which {command} would read as an option"
+        ));
+    }
+    let words = match kind {
+        "npm" => vec!["-y".into(), format!("{id}@{version}")],
+        "pypi" => vec![format!("{id}=={version}")],
+        "nuget" => vec![format!("{id}@{version}"), "--yes".into()],
+        _ => {
             let image = if version.is_empty() || id.contains(':') || id.contains('@') {
                 id.to_owned()
             } else {
                 format!("{id}:{version}")
             };
-            (hint.unwrap_or("docker").to_owned(), vec![image])
+            vec![image]
         }
-        _ => return None,
-    })
+    };
+    Ok(((*command).to_owned(), words))
 }
 
-fn package_entry(package: &Value, resolver: &mut Resolver<'_>) -> Option<(Value, String)> {
+fn package_entry(
+    package: &Value,
+    resolver: &mut Resolver<'_>,
+    refused: &mut Vec<String>,
+) -> Option<(Value, String)> {
     let stdio = package.pointer("/transport/type").and_then(Value::as_str) == Some("stdio");
-    let (command, package_words) = runtime(package)?;
+    let (command, package_words) = match runtime(package) {
+        Ok(runtime) => runtime,
+        Err(why) => {
+            refused.push(why);
+            return None;
+        }
+    };
     if !stdio {
         return None;
     }
@@ -305,9 +376,11 @@ fn remote_entry(remote: &Value, resolver: &mut Resolver<'_>) -> Option<(Value, S
 pub fn to_entry(
     server: &ServerJson,
     prefer: Prefer,
+    naming: &Naming,
     ask: &mut dyn FnMut(&Question) -> Option<String>,
 ) -> Result<Entry, Error> {
     let value = server.value();
+    let name = naming.name.clone().unwrap_or_else(|| default_name(server));
     let packages: Vec<&Value> = value
         .get("packages")
         .and_then(Value::as_array)
@@ -323,8 +396,15 @@ pub fn to_entry(
     let mut resolver = Resolver {
         ask,
         needs: Vec::new(),
+        prefix: variable_name(&name),
+        taken: &naming.taken,
     };
-    let from_package = |r: &mut Resolver<'_>| packages.iter().find_map(|p| package_entry(p, r));
+    let mut refused = Vec::new();
+    let mut from_package = |r: &mut Resolver<'_>| {
+        packages
+            .iter()
+            .find_map(|p| package_entry(p, r, &mut refused))
+    };
     let from_remote = |r: &mut Resolver<'_>| remotes.iter().find_map(|p| remote_entry(p, r));
     let found = match prefer {
         Prefer::Package => from_package(&mut resolver).or_else(|| from_remote(&mut resolver)),
@@ -350,6 +430,8 @@ pub fn to_entry(
             name: server.name().to_owned(),
             why: if kinds.is_empty() {
                 "it lists no package and no remote".into()
+            } else if !refused.is_empty() {
+                format!("mcpx starts none of what it offers: {}", refused.join("; "))
             } else {
                 format!(
                     "mcpx can start or reach none of what it offers ({}): it starts npm, PyPI, NuGet and OCI packages over stdio and reaches Streamable HTTP remotes",
@@ -358,12 +440,6 @@ pub fn to_entry(
             },
         });
     };
-    let name = server
-        .name()
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
     Ok(Entry {
         name,
         entry,

@@ -16,7 +16,7 @@ mod error;
 mod registry;
 mod server;
 
-pub use entry::{to_entry, Entry, Need, Prefer, Question};
+pub use entry::{default_name, to_entry, Entry, Naming, Need, Prefer, Question};
 pub use error::Error;
 pub use registry::{
     Registry, Summary, CONNECT_TIMEOUT, MAX_RESPONSE_BYTES, MAX_SEARCH_RESULTS, OFFICIAL_REGISTRY,

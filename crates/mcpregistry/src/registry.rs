@@ -173,11 +173,32 @@ impl Registry {
             encode(name)
         );
         let answer = self.get(&url).await?;
+        // v0.1 wraps the server.json: {"server": …, "_meta": {OFFICIAL: {"status": …}}}.
+        let status = answer
+            .pointer("/_meta/io.modelcontextprotocol.registry~1official/status")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let server = match answer.get("server") {
             Some(server) => server.clone(),
             None => answer,
         };
-        ServerJson::checked(server)
+        let server = ServerJson::checked(server)?;
+        if server.name() != name {
+            return Err(Error::Http {
+                url,
+                problem: format!(
+                    "asked for {name}, the registry answered with {}",
+                    server.name()
+                ),
+            });
+        }
+        if let Some(status @ ("deleted" | "deprecated")) = status.as_deref() {
+            return Err(Error::Unusable {
+                name: name.to_owned(),
+                why: format!("the registry marks it {status}"),
+            });
+        }
+        Ok(server)
     }
 }
 

@@ -231,7 +231,7 @@ pub(crate) enum Command {
     /// Import a client's servers, then make `mcpx serve` its only server (backup first; run
     /// again, nothing changes; `mcpx uninstall` puts the servers back).
     #[command(
-        after_help = "The client's entry starts this mcpx as `mcpx serve --config ABSOLUTE-CONFIG`; with\n--http URL it connects to a running `mcpx serve --http` instead. Everything else in the\nclient's file is left as it is. What install replaced is recorded in mcpx.installs.json\nbeside the config.\n\nExamples:\n  mcpx install claude-code\n  mcpx install vscode --scope project --dry-run\n  mcpx install cursor --http http://127.0.0.1:8787/mcp"
+        after_help = "The client's entry starts this mcpx as `mcpx serve --config ABSOLUTE-CONFIG`; with\n--http URL it connects to a running `mcpx serve --http` instead. Everything else in the\nclient's file is left as it is. What install replaced is recorded in mcpx.installs.json\nbeside the config.\n\nExamples:\n  mcpx install claude-code\n  mcpx install vscode --scope project --dry-run\n  mcpx install cursor --http http://127.0.0.1:8787/mcp\n  mcpx install claude-code --http https://gw.example.com/mcp --token-env GW_TOKEN"
     )]
     Install {
         #[command(flatten)]
@@ -242,6 +242,10 @@ pub(crate) enum Command {
         /// Point the client at a running `mcpx serve --http` at URL instead of starting mcpx.
         #[arg(long, value_name = "URL", value_parser = http_url)]
         http: Option<String>,
+        /// With --http: the environment variable, where the client runs, holding the gateway's
+        /// bearer token (its MCPX_TOKEN); needed for a URL beyond this machine.
+        #[arg(long, value_name = "VAR", requires = "http", value_parser = variable_name)]
+        token_env: Option<String>,
     },
     /// Put back the servers `mcpx install` replaced in a client (keeping servers the client
     /// added since), and remove the entry install wrote.
@@ -329,6 +333,18 @@ fn http_url(text: &str) -> Result<String, String> {
         Ok(text.to_owned())
     } else {
         Err("want an http:// or https:// URL".into())
+    }
+}
+
+/// `--token-env VAR`: an environment variable's name.
+fn variable_name(text: &str) -> Result<String, String> {
+    let plain = !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        Ok(text.to_owned())
+    } else {
+        Err("want a variable name: letters, digits and _".into())
     }
 }
 

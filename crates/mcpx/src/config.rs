@@ -3,9 +3,12 @@
 //! ([`crate::places`]: `$XDG_CONFIG_HOME/mcpx`, `%APPDATA%\mcpx` on Windows).
 //!
 //! The file is validated with schemaval against `schemas/config.schema.json`, so a mistake is
-//! reported with the file, the JSON path and the problem. `${VAR}` in `env`, `headers`, `url`,
-//! `command` and `args` expands from the environment, so secrets stay out of the file;
-//! `${MCPX_EXE}` is the running mcpx binary unless the environment says otherwise.
+//! reported with the file, the JSON path and the problem. `${VAR}` (or `${VAR:-default}`) in
+//! `env`, `headers`, `url`, `command` and `args` expands from the environment, so secrets stay
+//! out of the file; `${MCPX_EXE}` is the running mcpx binary unless the environment says
+//! otherwise. A problem confined to one server's entry (the schema, a variable not set) makes
+//! that server fail to start with the reason, and the file's other servers are served; only a
+//! problem outside the servers refuses the file.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,10 +19,9 @@ use mcpgateway::{
     DownstreamDialect, Exposure, ExposureOptions, InvalidArguments, Isolation, Pinning,
     ResourceAuth, ToolFilter, ToolScope, UpstreamConfig,
 };
-use schemaval::Schema;
 use serde_json::Value;
 
-const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
+pub use crate::config_schema::entry_problems;
 
 /// The largest config file read.
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -60,6 +62,24 @@ pub struct Server {
 }
 
 impl Server {
+    /// A server whose entry cannot be used: it fails to start with `problem` (which names the
+    /// entry's place and what is wrong), the others of the config are served.
+    fn unusable(name: &str, entry: &Value, problem: String) -> Server {
+        Server {
+            name: name.to_owned(),
+            transport: Reach::unusable(entry, problem),
+            tools: ToolFilter::default(),
+            startup_timeout: mcpgateway::START_TIMEOUT,
+            isolation: Isolation::Shared,
+            prefix: mcpgateway::default_prefix(name),
+            protocol: Protocol::Auto,
+            auth: mcpauth::AuthConfig::default(),
+            coerce_arguments: false,
+            exposure: None,
+            pinning: None,
+        }
+    }
+
     /// The server as the gateway takes it.
     pub fn upstream(&self) -> UpstreamConfig {
         UpstreamConfig {
@@ -247,6 +267,54 @@ impl Config {
     }
 }
 
+/// One server entry the schema accepted; `Err` for what only using it shows (a variable that is
+/// not set, a key file that cannot be read), which stops this server alone.
+fn server(
+    name: &str,
+    entry: &Value,
+    at: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Server> {
+    Ok(Server {
+        name: name.to_owned(),
+        transport: Reach::from_entry(entry, at, lookup)?,
+        tools: ToolFilter {
+            allow: strings(entry.get("allowTools")),
+            deny: strings(entry.get("denyTools")),
+        },
+        prefix: match entry.get("prefix").and_then(Value::as_str) {
+            Some(prefix) => prefix.to_owned(),
+            None => mcpgateway::default_prefix(name),
+        },
+        isolation: match entry.get("isolation").and_then(Value::as_str) {
+            Some("per-session") => Isolation::PerSession,
+            _ => Isolation::Shared,
+        },
+        // The schema allows these three values only.
+        protocol: match entry.get("protocol").and_then(Value::as_str) {
+            Some("legacy") => Protocol::Legacy,
+            Some(mcpclient::MODERN_VERSION) => Protocol::Modern,
+            _ => Protocol::Auto,
+        },
+        auth: auth(entry.get("auth"), at, lookup)?,
+        coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str) == Some("safe"),
+        exposure: exposure(entry),
+        // The schema allows these three values only.
+        pinning: match entry.get("pinning").and_then(Value::as_str) {
+            Some("off") => Some(Pinning::Off),
+            Some("warn") => Some(Pinning::Warn),
+            Some("block") => Some(Pinning::Block),
+            _ => None,
+        },
+        startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
+            // The schema bounds it, so the conversion cannot fail.
+            Some(seconds) => Duration::try_from_secs_f64(seconds)
+                .with_context(|| format!("{at}.startupTimeout"))?,
+            None => mcpgateway::START_TIMEOUT,
+        },
+    })
+}
+
 fn find() -> Option<PathBuf> {
     let local = PathBuf::from("mcpx.json");
     if local.is_file() {
@@ -261,12 +329,16 @@ fn global() -> Option<PathBuf> {
     crate::places::Places::here().config_file()
 }
 
-/// The config file `import` and `install` write, absolute: `explicit`, else the one
-/// [`Config::load`] would read, else the user's own config file (created then).
-pub fn path_for_writing(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+/// The config file `import`, `install` and `add` write, absolute: `explicit`, else (with
+/// `local_first`) the one [`Config::load`] would read, else the user's own config file
+/// (created then). A client's user-scope file serves every folder, so its servers go to the
+/// user's config whatever folder the command runs in (`local_first` false): from a folder
+/// holding an `mcpx.json`, they would otherwise land in that project's config.
+pub fn path_for_writing(explicit: Option<&Path>, local_first: bool) -> anyhow::Result<PathBuf> {
+    let found = || if local_first { find() } else { None };
     let path = match explicit {
         Some(path) => path.to_path_buf(),
-        None => find().or_else(global).ok_or_else(|| {
+        None => found().or_else(global).ok_or_else(|| {
             anyhow!(
                 "no place for a config file: pass --config FILE, or set HOME or XDG_CONFIG_HOME"
             )
@@ -301,57 +373,25 @@ pub fn parse(
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> anyhow::Result<(Vec<Server>, GatewaySection)> {
     let value: Value = serde_json::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
-    let schema =
-        Schema::from_slice(CONFIG_SCHEMA.as_bytes()).expect("the bundled config schema compiles");
-    if let Err(err) = schema.validate(&value) {
-        bail!("{}", err.lines().join("\n  "));
+    let problems = crate::config_schema::file_problems(&value);
+    if !problems.is_empty() {
+        bail!("{}", problems.join("\n  "));
     }
     let mut servers = Vec::new();
-    for key in ["mcpServers", "servers"] {
+    for key in crate::config_schema::SERVER_KEYS {
         let Some(Value::Object(entries)) = value.get(key) else {
             continue;
         };
         for (name, entry) in entries {
             let at = format!("$.{key}.{name}");
-            servers.push(Server {
-                name: name.clone(),
-                transport: Reach::from_entry(entry, &at, lookup)?,
-                tools: ToolFilter {
-                    allow: strings(entry.get("allowTools")),
-                    deny: strings(entry.get("denyTools")),
-                },
-                prefix: match entry.get("prefix").and_then(Value::as_str) {
-                    Some(prefix) => prefix.to_owned(),
-                    None => mcpgateway::default_prefix(name),
-                },
-                isolation: match entry.get("isolation").and_then(Value::as_str) {
-                    Some("per-session") => Isolation::PerSession,
-                    _ => Isolation::Shared,
-                },
-                // The schema allows these three values only.
-                protocol: match entry.get("protocol").and_then(Value::as_str) {
-                    Some("legacy") => Protocol::Legacy,
-                    Some(mcpclient::MODERN_VERSION) => Protocol::Modern,
-                    _ => Protocol::Auto,
-                },
-                auth: auth(entry.get("auth"), &at, lookup)?,
-                coerce_arguments: entry.get("coerceArguments").and_then(Value::as_str)
-                    == Some("safe"),
-                exposure: exposure(entry),
-                // The schema allows these three values only.
-                pinning: match entry.get("pinning").and_then(Value::as_str) {
-                    Some("off") => Some(Pinning::Off),
-                    Some("warn") => Some(Pinning::Warn),
-                    Some("block") => Some(Pinning::Block),
-                    _ => None,
-                },
-                startup_timeout: match entry.get("startupTimeout").and_then(Value::as_f64) {
-                    // The schema bounds it, so the conversion cannot fail.
-                    Some(seconds) => Duration::try_from_secs_f64(seconds)
-                        .with_context(|| format!("{at}.startupTimeout"))?,
-                    None => mcpgateway::START_TIMEOUT,
-                },
-            });
+            let problems = entry_problems(entry, &at);
+            let server = if problems.is_empty() {
+                server(name, entry, &at, lookup)
+            } else {
+                Err(anyhow!("{}", problems.join("; ")))
+            };
+            servers
+                .push(server.unwrap_or_else(|e| Server::unusable(name, entry, format!("{e:#}"))));
         }
     }
     for (i, server) in servers.iter().enumerate() {
@@ -446,7 +486,9 @@ pub fn expanded_values(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> V
     while let Some(start) = rest.find("${") {
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else { break };
-        if let Some(value) = lookup(&after[..end]).filter(|v| !values.contains(v)) {
+        // `${VAR:-default}`: the default is in the file, not a secret.
+        let name = after[..end].split(":-").next().unwrap_or_default();
+        if let Some(value) = lookup(name).filter(|v| !v.is_empty() && !values.contains(v)) {
             values.push(value);
         }
         rest = &after[end + 1..];
@@ -616,6 +658,15 @@ mod tests {
         (name == "TOKEN").then(|| "s3cret".to_owned())
     }
 
+    /// Why the first server of `text` cannot start.
+    fn unusable(text: &str) -> String {
+        let (servers, _) = parse(text, &env).unwrap();
+        match &servers[0].transport {
+            Reach::Unusable { problem, .. } => problem.clone(),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
     #[test]
     fn both_formats_and_expansion() {
         let text = r#"{"mcpServers": {"a": {"command": "srv", "args": ["--x"], "env": {"T": "${TOKEN}"}}},
@@ -643,8 +694,8 @@ mod tests {
         let eras: Vec<Protocol> = servers.iter().map(|s| s.protocol).collect();
         assert_eq!(eras, [Protocol::Auto, Protocol::Legacy, Protocol::Modern]);
         let wrong = r#"{"mcpServers": {"a": {"command": "x", "protocol": "2025-11-25"}}}"#;
-        let error = format!("{:#}", parse(wrong, &env).unwrap_err());
-        assert!(error.contains("protocol"), "{error}");
+        let error = unusable(wrong);
+        assert!(error.contains("$.mcpServers.a.protocol"), "{error}");
     }
 
     #[test]
@@ -680,8 +731,8 @@ mod tests {
         assert_eq!(gateway.exposure.mode, Exposure::Auto);
         assert_eq!(gateway.exposure.always, ["b__get_*"]);
         let wrong = r#"{"mcpServers": {"a": {"command": "x", "exposure": "some"}}}"#;
-        let error = parse(wrong, &env).unwrap_err().to_string();
-        assert!(error.contains("exposure"), "{error}");
+        let error = unusable(wrong);
+        assert!(error.contains("$.mcpServers.a.exposure"), "{error}");
     }
 
     #[test]
@@ -702,39 +753,64 @@ mod tests {
         );
     }
 
+    /// A problem in one server's entry stops that server alone, with its place and reason;
+    /// a problem elsewhere refuses the file.
     #[test]
     fn mistakes_name_the_path() {
-        let err = parse(r#"{"mcpServers": {"a": {"command": 3}}}"#, &env).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("$.mcpServers.a.command: got integer, want string"),
-            "{err}"
-        );
-        let err = parse(
-            r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}}"#,
-            &env,
-        )
-        .unwrap_err();
+        let problem = |text: &str| {
+            let (servers, _) = parse(text, &env).unwrap();
+            let Reach::Unusable { problem, kind } = &servers[0].transport else {
+                panic!("{text}: usable");
+            };
+            assert_eq!(servers[1].name, "ok", "{text}");
+            assert!(matches!(servers[1].transport, Reach::Stdio(_)), "{text}");
+            format!("{kind}: {problem}")
+        };
         assert_eq!(
-            format!("{err:#}"),
-            "$.mcpServers.a.env.K: environment variable NOPE is not set"
+            problem(r#"{"mcpServers": {"a": {"command": 3}, "ok": {"command": "x"}}}"#),
+            "stdio: $.mcpServers.a.command: got integer, want string"
         );
+        assert_eq!(
+            problem(
+                r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}, "ok": {"command": "x"}}}"#
+            ),
+            "stdio: $.mcpServers.a.env.K: environment variable NOPE is not set"
+        );
+        assert_eq!(
+            problem(
+                r#"{"mcpServers": {"a": {"url": "https://x/${NOPE}"}, "ok": {"command": "x"}}}"#
+            ),
+            "http: $.mcpServers.a.url: environment variable NOPE is not set"
+        );
+        assert_eq!(
+            problem(
+                r#"{"mcpServers": {"a": {"url": "http://x", "auth": {"clientSecret": "${NOPE}"}}, "ok": {"command": "x"}}}"#
+            ),
+            "http: $.mcpServers.a.auth.clientSecret: environment variable NOPE is not set"
+        );
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 0}, "ok": {"command": "x"}}}"#)
+            .contains("$.mcpServers.a.startupTimeout"));
+        assert!(problem(
+            r#"{"mcpServers": {"a": {"command": "x", "url": "http://x"}, "ok": {"command": "x"}}}"#
+        )
+        .starts_with("http: $.mcpServers.a: oneOf"));
         assert!(parse(r#"{"other": {}}"#, &env).is_err());
-        let (servers, _) = parse(
-            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 2.5}}}"#,
+        let err = parse(r#"{"mcpServers": {}, "gateway": {"maxSessions": 0}}"#, &env).unwrap_err();
+        assert!(err.to_string().contains("$.gateway.maxSessions"), "{err}");
+        let (servers, gateway) = parse(
+            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 2.5, "env": {"T": "${TOKEN:-none}", "N": "${NOPE:-d}"}}}}"#,
             &env,
         )
         .unwrap();
         assert_eq!(servers[0].startup_timeout, Duration::from_millis(2500));
-        let err = parse(
-            r#"{"mcpServers": {"a": {"command": "x", "startupTimeout": 0}}}"#,
-            &env,
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("$.mcpServers.a.startupTimeout"),
-            "{err}"
+        let Reach::Stdio(command) = &servers[0].transport else {
+            panic!("not stdio");
+        };
+        assert_eq!(
+            (command.env["T"].as_str(), command.env["N"].as_str()),
+            ("s3cret", "d")
         );
+        assert_eq!(gateway.secrets, ["s3cret"]);
     }
 
     #[test]
@@ -746,7 +822,11 @@ mod tests {
             let text = format!(
                 r#"{{"mcpServers": {{"a": {{"url": "http://127.0.0.1:1/mcp", "auth": {auth}}}}}}}"#
             );
-            parse(&text, &env).map(|(servers, _)| servers[0].auth.clone())
+            let (servers, _) = parse(&text, &env).unwrap();
+            match &servers[0].transport {
+                Reach::Unusable { problem, .. } => Err(anyhow!("{problem}")),
+                _ => Ok(servers[0].auth.clone()),
+            }
         };
         let from_var =
             server(r#"{"clientId": "c", "privateKey": "${KEY}", "signingAlgorithm": "ES256"}"#)

@@ -7,5 +7,6 @@
 
 pub mod arguments;
 pub mod config;
+mod config_schema;
 pub mod places;
 pub mod shape;

@@ -142,21 +142,28 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::Import {
             ref target,
             dry_run,
-        } => commands::clients::import(&config_to_write(&raw)?, &target.checked()?, dry_run),
+        } => {
+            let choice = target.checked()?;
+            commands::clients::import(&config_for(&raw, &choice)?, &choice, dry_run)
+        }
         Command::Install {
             ref target,
             dry_run,
             ref http,
-        } => commands::clients::install(
-            &config_to_write(&raw)?,
-            &target.checked()?,
-            dry_run,
-            http.as_deref(),
-        ),
+            ref token_env,
+        } => {
+            let choice = target.checked()?;
+            let gateway =
+                commands::clients::Remote::checked(http.as_deref(), token_env.as_deref())?;
+            commands::clients::install(&config_for(&raw, &choice)?, &choice, dry_run, gateway)
+        }
         Command::Uninstall {
             ref target,
             dry_run,
-        } => commands::clients::uninstall(&config_to_write(&raw)?, &target.checked()?, dry_run),
+        } => {
+            let choice = target.checked()?;
+            commands::clients::uninstall(&config_for(&raw, &choice)?, &choice, dry_run)
+        }
         Command::Add {
             ref name,
             ref search,
@@ -216,10 +223,20 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The config file the client commands write (and record installs beside): the one place
-/// that decides where the default config is for them.
+/// The config file `add` writes: `--config`, else the one the other commands read.
 fn config_to_write(raw: &cli::Cli) -> anyhow::Result<std::path::PathBuf> {
-    config::path_for_writing(raw.config.as_deref())
+    config::path_for_writing(raw.config.as_deref(), true)
+}
+
+/// The config file a client command writes (and records installs beside): `--config`, else
+/// for a project's file the one the other commands read in this folder, else the global one
+/// (a user's file serves every folder).
+fn config_for(raw: &cli::Cli, choice: &cli::ClientChoice) -> anyhow::Result<std::path::PathBuf> {
+    let project = matches!(
+        choice,
+        cli::ClientChoice::Client(_, mcpclients::Scope::Project)
+    );
+    config::path_for_writing(raw.config.as_deref(), project)
 }
 
 /// Sleeps `delay` seconds and then spins until the process has used `cpu` seconds of CPU: a

@@ -33,7 +33,47 @@ fn documents() -> Vec<(&'static str, Value)> {
         ("io.github.github/github-mcp-server", read("github.json")),
         ("com.example/invalid", read("invalid.json")),
         ("com.example/sse-only", read("sse-only.json")),
+        // Hostile or odd documents: another runtime, an option for an identifier, an
+        // answer for another name, a deprecated server, a terminal escape in a description,
+        // an optional secret.
+        (
+            "com.example/other-runtime",
+            npm_package(json!({"runtimeHint": "sh"}), "other-runtime"),
+        ),
+        (
+            "com.example/option",
+            npm_package(json!({"identifier": "--registry=http://evil"}), "option"),
+        ),
+        ("com.example/asked", npm_package(json!({}), "answered")),
+        (
+            "com.example/deprecated",
+            npm_package(json!({}), "deprecated"),
+        ),
+        ("com.example/escape", {
+            let mut doc = npm_package(json!({}), "escape");
+            doc["description"] = json!("odd \u{1b}[2J\u{1b}[31mred\nforged line");
+            doc
+        }),
+        (
+            "com.example/optional",
+            npm_package(
+                json!({"environmentVariables": [
+                    {"name": "TOKEN", "isSecret": true},
+                    {"name": "KEY", "isSecret": true, "isRequired": true}
+                ]}),
+                "optional",
+            ),
+        ),
     ]
+}
+
+/// A server.json of one npm package, `package` merged into it, named `com.example/NAME`.
+fn npm_package(package: Value, name: &str) -> Value {
+    let mut p = json!({"registryType": "npm", "identifier": "pkg", "version": "1.0.0", "transport": {"type": "stdio"}});
+    for (k, v) in package.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    json!({"name": format!("com.example/{name}"), "description": "An odd one.", "version": "1.0.0", "packages": [p]})
 }
 
 fn decode(text: &str) -> String {
@@ -89,6 +129,11 @@ fn answer(path: &str) -> (u16, Vec<u8>) {
                 return (200, vec![b' '; HUGE]);
             }
             if let Some((_, doc)) = documents().into_iter().find(|(n, _)| *n == name) {
+                let mut meta = meta;
+                if name == "com.example/deprecated" {
+                    meta["io.modelcontextprotocol.registry/official"]["status"] =
+                        json!("deprecated");
+                }
                 return (
                     200,
                     json!({"server": doc, "_meta": meta})
@@ -213,8 +258,9 @@ fn packages_and_remotes_become_entries() {
         run.stdout,
         format!(
             "io.github.user/local-weather 1.0.0 from {url}: npm @modelcontextprotocol/server-weather@1.0.0\n\
+             runs: npx -y @modelcontextprotocol/server-weather@1.0.0 --port 8080\n\
              added local-weather to {}\n\
-             set API_KEY (a secret) in the environment mcpx runs in: Your weather service key\n",
+             set LOCAL_WEATHER_API_KEY (a secret) in the environment mcpx runs in: Your weather service key\n",
             config.display()
         )
     );
@@ -231,12 +277,12 @@ fn packages_and_remotes_become_entries() {
         servers(&config),
         json!({
             "local-weather": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-weather@1.0.0", "--port", "8080"],
-                "env": {"API_KEY": "${API_KEY}", "UNITS": "metric"}},
-            "remote-weather": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "${AUTHORIZATION}"}},
+                "env": {"API_KEY": "${LOCAL_WEATHER_API_KEY}", "UNITS": "metric"}},
+            "remote-weather": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "${REMOTE_WEATHER_AUTHORIZATION}"}},
             "time": {"command": "uvx", "args": ["mcp-server-time==2026.1.26", "--local-timezone", "UTC"]},
             "github-mcp-server": {"command": "docker", "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "-e", "GITHUB_TOOLSETS",
                 "ghcr.io/github/github-mcp-server:0.20.0"],
-                "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}", "GITHUB_TOOLSETS": "repos,issues"}}
+                "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_MCP_SERVER_GITHUB_PERSONAL_ACCESS_TOKEN}", "GITHUB_TOOLSETS": "repos,issues"}}
         })
     );
     // The same again is merged; --remote takes GitHub's remote, under another name.
@@ -286,7 +332,8 @@ fn a_dry_run_writes_nothing() {
         run.stdout
     );
     assert!(
-        run.stdout.contains(r#""API_KEY":"${API_KEY}""#),
+        run.stdout
+            .contains(r#""API_KEY":"${LOCAL_WEATHER_API_KEY}""#),
         "{}",
         run.stdout
     );
@@ -330,4 +377,72 @@ fn bad_answers_are_refused() {
         run.stderr
     );
     assert!(!config.exists());
+}
+
+/// What a registry document says is never trusted to run something else: a runtime other
+/// than the registry type's, an identifier that reads as an option, an answer for another
+/// name, a deprecated server are refused; a description cannot drive the terminal.
+#[test]
+fn hostile_documents_are_refused() {
+    let url = registry();
+    let (_dir, config) = config_dir();
+    let cases = [
+        (
+            "com.example/other-runtime",
+            "mcpx starts none of what it offers: its runtime hint 'sh' is not npx",
+        ),
+        (
+            "com.example/option",
+            "its identifier or version starts with '-', which npx would read as an option",
+        ),
+        (
+            "com.example/asked",
+            "asked for com.example/asked, the registry answered with com.example/answered",
+        ),
+        (
+            "com.example/deprecated",
+            "com.example/deprecated: the registry marks it deprecated",
+        ),
+    ];
+    for (name, want) in cases {
+        let run = add(&config, &[name, "--registry", &url], &[]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stdout);
+        assert!(run.stderr.contains(want), "{name}: {}", run.stderr);
+    }
+    assert!(!config.exists());
+    let run = add(&config, &["--search", "escape", "--registry", &url], &[]);
+    assert!(!run.stdout.contains('\u{1b}'), "{:?}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("com.example/escape\t1.0.0\todd [2J[31mredforged line\n"),
+        "{:?}",
+        run.stdout
+    );
+}
+
+/// An optional secret is left out; a required one becomes a reference named after the
+/// server, numbered on when another server of the config already uses that name.
+#[test]
+fn secret_references_are_the_servers_own() {
+    let url = registry();
+    let (_dir, config) = config_dir();
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"mine": {"url": "https://x/mcp", "headers": {"Authorization": "${OPTIONAL_KEY}"}}}}"#,
+    )
+    .unwrap();
+    let run = add(&config, &["com.example/optional", "--registry", &url], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        servers(&config)["optional"],
+        json!({"command": "npx", "args": ["-y", "pkg@1.0.0"], "env": {"KEY": "${OPTIONAL_KEY_2}"}})
+    );
+    assert!(
+        run.stdout.contains("set OPTIONAL_KEY_2 (a secret)"),
+        "{}",
+        run.stdout
+    );
+    // Added again: the same entry, merged.
+    let run = add(&config, &["com.example/optional", "--registry", &url], &[]);
+    assert!(run.stdout.contains("already in"), "{}", run.stdout);
 }

@@ -86,6 +86,7 @@ fn import_shows_what_it_would_do_with_secrets_masked() {
     assert_eq!(
         replace_home(&run.stdout, &home.path()),
         "cursor (user): HOME/.cursor/mcp.json\n\
+         mcpx config: HOME/.config/mcpx/config.json\n\
          2 servers found in HOME/.cursor/mcp.json\n  \
            demo: added\n    \
              {\"command\":\"MCPX\",\"args\":[\"demo-server\"],\"env\":{\"API_KEY\":\"•••\"}}\n  \
@@ -254,7 +255,8 @@ fn doctor_says_what_is_wrong_and_how_to_fix_it() {
 }
 
 /// What import writes is a config mcpx reads: every fixture of every client imported into one
-/// config (collisions renamed), which then parses with every `${VAR}` set.
+/// config (collisions renamed), read with no variable set. Every server is usable, but for
+/// those needing a variable, which fail alone, naming it (the others are served).
 #[test]
 fn imported_configs_load() {
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcpclients/tests/fixtures");
@@ -277,14 +279,211 @@ fn imported_configs_load() {
         ("gemini", "gemini.json", ".gemini/settings.json"),
         ("zed", "zed.jsonc", ".config/zed/settings.json"),
     ];
+    let mut warned = String::new();
     for (client, fixture, place) in cases {
         let text = std::fs::read_to_string(Path::new(fixtures).join(fixture)).unwrap();
         home.write(place, &text);
         let run = home.mcpx(&["--config", "mcpx.json", "import", client]);
         assert_eq!(run.code, 0, "{client}: {}", run.stderr);
+        warned.push_str(&run.stderr);
     }
     let text = std::fs::read_to_string(home.path().join("mcpx.json")).unwrap();
-    let (servers, _) = mcpx::config::parse(&text, &|_| Some("set".to_owned()))
-        .unwrap_or_else(|e| panic!("{e:#}\n{text}"));
-    assert_eq!(servers.len(), 23, "{text}");
+    let (servers, _) =
+        mcpx::config::parse(&text, &|_| None).unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+    // Cursor's local-python (${workspaceFolder}) and VS Code's Perplexity (an input) stay in
+    // their clients.
+    assert_eq!(servers.len(), 21, "{text}");
+    let mut unset = Vec::new();
+    for server in &servers {
+        if let mcpclient::Reach::Unusable { problem, .. } = &server.transport {
+            let variable = problem
+                .split("environment variable ")
+                .nth(1)
+                .and_then(|rest| rest.strip_suffix(" is not set"))
+                .unwrap_or_else(|| panic!("{}: {problem}", server.name));
+            unset.push(format!("{} {variable}", server.name));
+        }
+    }
+    assert_eq!(
+        unset,
+        [
+            "context7 CONTEXT7_API_KEY",
+            "docs DOCS_TOKEN",
+            "figma-codex FIGMA_OAUTH_TOKEN",
+            "pythonTools DB_CONNECTION_STRING",
+        ],
+        "{text}"
+    );
+    // Import said so for each, naming the server.
+    for pair in &unset {
+        let (server, variable) = pair.split_once(' ').unwrap();
+        let line = format!("mcpx: warning: {variable} is not set here; {server} needs it");
+        assert!(warned.contains(&line), "{line}:\n{warned}");
+    }
+}
+
+/// A user-scope install from a folder that holds a project's mcpx.json still uses the global
+/// config (the client's file serves every folder), and says which; an entry mcpx's config
+/// would not take stays in the client with the reason; a variable an imported server needs
+/// that is not set is named; and the installed entry serves the other servers all the same.
+#[test]
+fn install_uses_the_global_config_warns_and_keeps_what_mcpx_cannot_take() {
+    let home = Home::new();
+    home.write("mcpx.json", r#"{"mcpServers": {}}"#);
+    let file = json!({"mcpServers": {
+        "demo": {"command": MCPX, "args": ["demo-server"]},
+        "empty": {"command": "", "args": []},
+        "keyed": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${MCPX_TEST_KEYED_TOKEN}"}}
+    }});
+    home.write(".claude.json", &file.to_string());
+    let run = home.mcpx(&["install", "claude-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let shown = replace_home(&run.stdout, &home.path());
+    assert!(
+        shown.contains("mcpx config: HOME/.config/mcpx/config.json\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  empty: left in the client's file: mcpx's config would not take it ($.command: minLength"),
+        "{shown}"
+    );
+    assert!(
+        run.stderr.contains("mcpx: warning: MCPX_TEST_KEYED_TOKEN is not set here; keyed needs it: set it in the environment claude-code starts mcpx in, or keyed will not start"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("mcpx.json")).unwrap(),
+        r#"{"mcpServers": {}}"#
+    );
+    let client: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    let names: Vec<&String> = client["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["mcpx", "empty"]);
+    // The config the entry names: keyed fails alone, naming its variable; demo is served.
+    let config = home.path().join(".config/mcpx/config.json");
+    let run = home.mcpx(&["--config", config.to_str().unwrap(), "servers"]);
+    assert!(
+        run.stdout.contains("keyed\thttp\tfailed\tserver 'keyed': invalid transport configuration: $.mcpServers.keyed.headers.Authorization: environment variable MCPX_TEST_KEYED_TOKEN is not set"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("demo\tstdio\tok\t"), "{}", run.stdout);
+    // Uninstall from the same folder finds the install and puts everything back.
+    let run = home.mcpx(&["uninstall", "claude-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let client: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(client, file);
+}
+
+/// doctor never prints a secret: not the key in an unreachable server's URL (expanded from
+/// the environment), not a token a failing server echoes on its stderr.
+#[test]
+fn doctor_prints_no_secret() {
+    let home = Home::new();
+    let key = "doctor-url-key-0123456789";
+    let token = "doctor-env-token-0123456789";
+    let config = json!({"mcpServers": {
+        "remote": {"url": "http://127.0.0.1:1/mcp/doctor-path-token-0123456789abcdef?key=${DOCTOR_KEY}"},
+        "echoes": {"command": "sh", "args": ["-c", "echo my token is $TOKEN >&2; exit 3"], "env": {"TOKEN": token}}
+    }});
+    home.write("mcpx.json", &config.to_string());
+    let out = std::process::Command::new(MCPX)
+        .args(["--config", "mcpx.json", "doctor", "--http", "127.0.0.1:0"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env("DOCTOR_KEY", key)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("FAIL  remote: does not start"), "{stdout}");
+    assert!(stdout.contains("FAIL  echoes: does not start"), "{stdout}");
+    assert!(stdout.contains("stderr: my token is"), "{stdout}");
+    for secret in [key, token, "doctor-path-token-0123456789abcdef"] {
+        assert!(!stdout.contains(secret), "{secret}:\n{stdout}");
+    }
+}
+
+/// `--http` beyond this machine needs the gateway's token: refused without `--token-env`,
+/// written in the client's own form with it (a reference, never the token).
+#[test]
+fn install_with_http_beyond_loopback_needs_a_token_variable() {
+    let home = Home::new();
+    home.write(".claude.json", "{}");
+    let url = "https://gateway.example.com/mcp";
+    let install = |client: &str, token: &[&str]| {
+        let mut args = vec!["--config", "mcpx.json", "install", client, "--http", url];
+        args.extend(token);
+        home.mcpx(&args)
+    };
+    let run = install("claude-code", &[]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("is not on this machine, and mcpx serve --http beyond loopback requires a bearer token: pass --token-env VAR"),
+        "{}",
+        run.stderr
+    );
+    let run = install("claude-code", &["--token-env", "GW_TOKEN"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        file["mcpServers"]["mcpx"],
+        json!({"type": "http", "url": url, "headers": {"Authorization": "Bearer ${GW_TOKEN}"}})
+    );
+    home.write(".config/zed/settings.json", "{}");
+    let run = install("zed", &["--token-env", "GW_TOKEN"]);
+    assert!(
+        run.stderr
+            .contains("zed reads no variable in its config file"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The entry starts mcpx by the path of the `mcpx` on PATH when that is the same program (a
+/// stable path, not a versioned one), else by its own path with a note.
+#[cfg(unix)]
+#[test]
+fn the_entry_starts_the_mcpx_on_path_when_it_is_this_one() {
+    let home = Home::new();
+    home.write(".cursor/mcp.json", r#"{"mcpServers": {}}"#);
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(MCPX, bin.join("mcpx")).unwrap();
+    let out = std::process::Command::new(MCPX)
+        .args(["--config", "mcpx.json", "install", "cursor"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(!stdout.contains("note: the entry starts"), "{stdout}");
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".cursor/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        file["mcpServers"]["mcpx"]["command"],
+        bin.join("mcpx").display().to_string()
+    );
+    let home = Home::new();
+    home.write(".cursor/mcp.json", r#"{"mcpServers": {}}"#);
+    let run = home.mcpx(&["--config", "mcpx.json", "install", "cursor"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "note: the entry starts {MCPX} (this mcpx: no mcpx on PATH is this same program)"
+        )),
+        "{}",
+        run.stdout
+    );
 }

@@ -5,7 +5,11 @@
 //!
 //! - before: the client lists both (Claude Code and Gemini check each: "Connected");
 //! - after `mcpx install CLIENT`: it lists exactly one server, `mcpx` (connected), and a client
-//!   speaking MCP through that entry (its command line, exactly) lists both servers' tools;
+//!   speaking MCP through that entry (its command line, exactly, in the environment that
+//!   client gives a server: Codex's allow-list and the entry's `env_vars`, the others their
+//!   own) lists both servers' tools. `beta` needs a variable (`BETA_TOKEN`, set where the
+//!   client runs, written in each client's own syntax), so this fails when the variable does
+//!   not reach mcpx;
 //! - after `mcpx uninstall CLIENT`: both again, connected.
 //!
 //! The CLIs run with a home folder of their own, a cleared environment and, where the machine
@@ -122,7 +126,9 @@ impl Home {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             // Gemini CLI: no telemetry, no relaunch with other Node flags.
             .env("GEMINI_TELEMETRY_ENABLED", "false")
-            .env("GEMINI_CLI_NO_RELAUNCH", "true");
+            .env("GEMINI_CLI_NO_RELAUNCH", "true")
+            // What beta needs, set where the client runs.
+            .env("BETA_TOKEN", BETA_TOKEN);
         command
     }
 
@@ -173,13 +179,35 @@ fn run_bounded(mut command: Command, limit: Duration) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
-/// The two servers every test starts with.
-fn two_servers() -> [(&'static str, Value); 2] {
+/// The value of the variable beta needs.
+const BETA_TOKEN: &str = "beta-token-value";
+
+/// The variables Codex passes a stdio server from its own environment, besides those the
+/// entry lists in `env_vars` (codex-rs `rmcp-client` `DEFAULT_ENV_VARS`, Unix).
+const CODEX_ENV: [&str; 11] = [
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "USER",
+    "__CF_USER_TEXT_ENCODING",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+];
+
+/// The two servers every test starts with; beta runs only with `BETA_TOKEN` set (its
+/// `env` refers to it, `env_name` says how the client spells the reference).
+fn two_servers(reference: &str) -> [(&'static str, Value); 2] {
     [
         ("alpha", json!({"command": MCPX, "args": ["demo-server"]})),
         (
             "beta",
-            json!({"command": MCPX, "args": ["demo-server", "--notifying"]}),
+            // No `$NAME` in the script: Gemini would expand it.
+            json!({"command": "sh", "args": ["-c", format!("test \"$(printenv BETA)\" = {BETA_TOKEN} && exec {MCPX} demo-server --notifying")],
+                "env": {"BETA": reference}}),
         ),
     ]
 }
@@ -239,23 +267,31 @@ fn expect(listing: &str, parse: fn(&str) -> Vec<(String, String)>, names: &[&str
     }
 }
 
-/// Speaks MCP to exactly the command line of the client's `mcpx` entry: the tools it lists.
-fn tools_through_entry(target: &Target) -> Vec<String> {
+/// Speaks MCP to exactly the command line of the client's `mcpx` entry, in the environment
+/// that client gives it (`env`, plus the entry's own `env`): the tools it lists.
+fn tools_through_entry(target: &Target, env: &[(String, String)]) -> Vec<String> {
     let servers = mcpclients::servers(target).unwrap().unwrap();
     assert_eq!(servers.len(), 1);
     let (name, entry) = &servers[0];
     assert_eq!(name, "mcpx");
-    let program = entry["command"].as_str().unwrap().to_owned();
-    let args: Vec<String> = entry["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_owned())
-        .collect();
+    // `env -i`: nothing of the test's own environment, only the client's.
+    let mut args: Vec<String> = vec!["-i".into()];
+    args.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+    for (k, v) in entry["env"].as_object().into_iter().flatten() {
+        args.push(format!("{k}={}", v.as_str().unwrap()));
+    }
+    args.push(entry["command"].as_str().unwrap().to_owned());
+    args.extend(
+        entry["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_owned()),
+    );
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let transport = StdioTransport::spawn(&StdioCommand {
-            program,
+            program: "env".into(),
             args,
             ..StdioCommand::default()
         })
@@ -272,6 +308,31 @@ fn tools_through_entry(target: &Target) -> Vec<String> {
         names.sort();
         names
     })
+}
+
+/// The environment `client` starts a stdio server in, when it runs in `home`'s: the whole of
+/// it, but for Codex its allow-list and the variables the entry lists in `env_vars`.
+fn client_env(home: &Home, clis: &Clis, client: Client, target: &Target) -> Vec<(String, String)> {
+    let command = home.command(Path::new("true"), clis);
+    let all: Vec<(String, String)> = command
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v?.to_str()?.to_owned())))
+        .collect();
+    if client != Client::Codex {
+        return all;
+    }
+    let servers = mcpclients::servers(target).unwrap().unwrap();
+    let listed: Vec<String> = servers[0]
+        .1
+        .get("env_vars")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    all.into_iter()
+        .filter(|(k, _)| CODEX_ENV.contains(&k.as_str()) || listed.contains(k))
+        .collect()
 }
 
 fn target_of(home: &Home, client: Client) -> Target {
@@ -301,7 +362,8 @@ fn round_trip(
     assert!(out.contains("its only server is now mcpx"), "{out}");
     expect(&home.list(clis, cli), parse, &["mcpx"], connected);
 
-    let tools = tools_through_entry(&target_of(home, client));
+    let target = target_of(home, client);
+    let tools = tools_through_entry(&target, &client_env(home, clis, client, &target));
     for tool in [
         "alpha__echo",
         "alpha__get-sum",
@@ -317,11 +379,16 @@ fn round_trip(
     expect(&home.list(clis, cli), parse, &["alpha", "beta"], connected);
 }
 
+/// `text` as one word for `sh`.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 #[test]
 fn claude_code() {
     let Some(clis) = clis() else { return };
     let home = Home::new();
-    let servers: serde_json::Map<String, Value> = two_servers()
+    let servers: serde_json::Map<String, Value> = two_servers("${BETA_TOKEN}")
         .into_iter()
         .map(|(n, mut v)| {
             v["type"] = json!("stdio");
@@ -348,15 +415,29 @@ fn codex() {
     let Some(clis) = clis() else { return };
     let home = Home::new();
     let mut text = String::from("# my settings\nmodel = \"o3\"\n");
-    for (name, entry) in two_servers() {
-        let args: Vec<String> = entry["args"]
+    // Codex expands nothing: beta's variable comes through env_vars, passed under its own
+    // name (the demo server's check reads BETA, so a wrapper sets it from BETA_TOKEN).
+    for (name, entry) in two_servers("") {
+        let mut args: Vec<String> = entry["args"]
             .as_array()
             .unwrap()
             .iter()
             .map(|a| a.to_string())
             .collect();
+        let mut extra = String::new();
+        if name == "beta" {
+            args = vec![
+                json!("-c").to_string(),
+                json!(format!(
+                    "BETA=\"$BETA_TOKEN\" exec sh -c {}",
+                    shell_quote(entry["args"][1].as_str().unwrap())
+                ))
+                .to_string(),
+            ];
+            extra.push_str("env_vars = [\"BETA_TOKEN\"]\n");
+        }
         text.push_str(&format!(
-            "\n[mcp_servers.{name}]\ncommand = {}\nargs = [{}]\n",
+            "\n[mcp_servers.{name}]\ncommand = {}\nargs = [{}]\n{extra}",
             entry["command"],
             args.join(", ")
         ));
@@ -377,7 +458,7 @@ fn codex() {
 fn gemini() {
     let Some(clis) = clis() else { return };
     let home = Home::new();
-    let servers: serde_json::Map<String, Value> = two_servers()
+    let servers: serde_json::Map<String, Value> = two_servers("$BETA_TOKEN")
         .into_iter()
         .map(|(n, v)| (n.to_owned(), v))
         .collect();

@@ -62,11 +62,18 @@ fn json_output_is_the_result_byte_for_byte_and_warnings_go_to_stderr() {
         .stderr("mcpx: warning: drifting-output: structuredContent violates outputSchema (delivered unchanged)\n  $.sum: got string, want integer\n");
 }
 
+/// A mistake outside the servers refuses the file, naming it and the path; a mistake in one
+/// server's entry (a wrong type, a variable that is not set) makes that server fail to start
+/// with its place and reason, and the others are served.
 #[test]
 fn config_mistakes_name_the_file_and_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.json");
-    std::fs::write(&path, r#"{"mcpServers": {"demo": {"command": 7}}}"#).unwrap();
+    std::fs::write(
+        &path,
+        r#"{"mcpServers": {"demo": {"command": "x"}}, "gateway": {"maxSessions": "many"}}"#,
+    )
+    .unwrap();
     let out = mcpx(&path)
         .arg("servers")
         .assert()
@@ -80,15 +87,38 @@ fn config_mistakes_name_the_file_and_the_path() {
         "{text}"
     );
     assert!(
-        text.contains("$.mcpServers.demo.command: got integer, want string"),
+        text.contains("$.gateway.maxSessions: got string, want integer"),
         "{text}"
     );
 
-    std::fs::write(&path, r#"{"mcpServers": {"demo": {"command": "x", "env": {"K": "${MCPX_TEST_UNSET_VARIABLE}"}}}}"#).unwrap();
-    mcpx(&path).arg("servers").assert().code(2).stderr(format!(
-        "mcpx: config {}: $.mcpServers.demo.env.K: environment variable MCPX_TEST_UNSET_VARIABLE is not set\n",
-        path.display()
-    ));
+    let exe = env!("CARGO_BIN_EXE_mcpx");
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"mcpServers": {{"typed": {{"command": 7}}, "unset": {{"command": "x", "env": {{"K": "${{MCPX_TEST_UNSET_VARIABLE}}"}}}},
+                "demo": {{"command": "{exe}", "args": ["demo-server"]}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let out = mcpx(&path)
+        .arg("servers")
+        .env_remove("MCPX_TEST_UNSET_VARIABLE")
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "typed\tstdio\tfailed\tserver 'typed': invalid transport configuration: $.mcpServers.typed.command: got integer, want string",
+            "unset\tstdio\tfailed\tserver 'unset': invalid transport configuration: $.mcpServers.unset.env.K: environment variable MCPX_TEST_UNSET_VARIABLE is not set",
+        ],
+        "{text}"
+    );
+    assert!(lines[2].starts_with("demo\tstdio\tok\t"), "{text}");
 }
 
 #[test]

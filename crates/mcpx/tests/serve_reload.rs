@@ -264,13 +264,15 @@ async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
     let gateway = gateway(&config, true).await;
     let (alice, _events) = client(&gateway).await;
 
+    // Broken outside its servers (a problem in one server's entry stops that server alone).
     let broken = d.join("broken.json");
-    write_config(
+    write_config_with(
         &broken,
         &[
             ("demo", demo(d, "demo.jsonl", "")),
-            ("added", r#"{"command": 3}"#.to_owned()),
+            ("added", demo(d, "added.jsonl", "")),
         ],
+        r#", "gateway": {"maxSessions": "many"}"#,
     );
     let (_, at_start) = common::run(&broken, &["serve"], 2);
     let at_start = at_start
@@ -281,7 +283,7 @@ async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
         .unwrap_or(&at_start)
         .to_owned();
     assert!(
-        message.contains("$.mcpServers.added.command: got integer, want string"),
+        message.contains("$.gateway.maxSessions: got string, want integer"),
         "{message}"
     );
     std::fs::rename(&broken, &config).unwrap();

@@ -31,7 +31,9 @@ pub(crate) fn search(registry: &str, words: &str) -> anyhow::Result<ExitCode> {
         let _ = writeln!(
             out,
             "{}\t{}\t{}",
-            server.name, server.version, server.description
+            printable(&server.name),
+            printable(&server.version),
+            printable(&server.description)
         );
     }
     print(&out)?;
@@ -40,6 +42,12 @@ pub(crate) fn search(registry: &str, words: &str) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `text` from a registry with its control characters (escape sequences, line breaks) left
+/// out: a description must not move the cursor or forge lines on the user's terminal.
+fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
 }
 
 /// Asks for a required input on the terminal; `None` without one.
@@ -77,19 +85,39 @@ pub(crate) fn add(config: &Path, registry: &str, asked: &Asked<'_>) -> anyhow::R
     } else {
         Prefer::Package
     };
-    let mut entry = mcpregistry::to_entry(&server, prefer, &mut ask)?;
-    if let Some(name) = asked.as_name {
-        entry.name = name.to_owned();
-    }
+    let name = asked
+        .as_name
+        .map_or_else(|| mcpregistry::default_name(&server), str::to_owned);
+    let naming = mcpregistry::Naming {
+        taken: mcpclients::config_variables(config, &name)?,
+        name: Some(name),
+    };
+    let entry = mcpregistry::to_entry(&server, prefer, &naming, &mut ask)?;
     let servers = [(entry.name.clone(), entry.entry.clone())];
     let (outcomes, _) = mcpclients::add_servers(config, &servers, "registry", true, asked.dry_run)?;
     let mut out = format!(
         "{} {} from {}: {}\n",
         server.name(),
-        server.version(),
+        printable(server.version()),
         registry.base(),
-        entry.source
+        printable(&entry.source)
     );
+    if let Some(command) = entry.entry.get("command").and_then(|c| c.as_str()) {
+        // What will run on this machine, before it ever does (arguments masked where secret).
+        let shown = mcpclients::masked(&entry.entry);
+        let args: Vec<&str> = shown["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "runs: {} {}",
+            printable(command),
+            printable(&args.join(" "))
+        );
+    }
     let verb = if asked.dry_run { "would add" } else { "added" };
     match outcomes.first() {
         Some(Outcome::Same { to, .. }) => {
@@ -119,7 +147,7 @@ pub(crate) fn add(config: &Path, registry: &str, asked: &Asked<'_>) -> anyhow::R
             if need.secret { " (a secret)" } else { "" },
             need.description
                 .as_deref()
-                .map(|d| format!(": {d}"))
+                .map(|d| format!(": {}", printable(d)))
                 .unwrap_or_default()
         );
     }

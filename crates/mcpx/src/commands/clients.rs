@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use mcpclients::{
     Client, Gateway, ImportReport, InstallReport, Os, Outcome, Places, Request, Target,
-    UninstallReport,
+    UninstallReport, RECORD_FILE,
 };
 
 use crate::cli::ClientChoice;
@@ -50,6 +50,7 @@ pub(crate) fn target(choice: &ClientChoice, places: &Places) -> anyhow::Result<T
 }
 
 /// Locates the chosen file and runs `work` on it: the target and what `work` reported.
+/// Imported entries are checked against mcpx's config schema.
 fn with_request<R>(
     config: &Path,
     choice: &ClientChoice,
@@ -58,14 +59,38 @@ fn with_request<R>(
 ) -> anyhow::Result<(Target, R)> {
     let places = places()?;
     let target = target(choice, &places)?;
+    let check = |entry: &serde_json::Value| mcpx::config::entry_problems(entry, "$");
     let request = Request {
         target: &target,
         config,
         places: &places,
         dry_run,
+        check: Some(&check),
     };
     let report = work(&request)?;
     Ok((target, report))
+}
+
+/// Warnings on stderr: the report's, and each variable an imported server needs that is not
+/// set here (where the client starts mcpx it may be; say where it must be).
+fn warn(report: &ImportReport, client: Client) {
+    for warning in &report.warnings {
+        anstream::eprintln!("mcpx: warning: {warning}");
+    }
+    for (server, variable) in &report.variables {
+        if std::env::var_os(variable).is_some() {
+            continue;
+        }
+        let passed = if client == Client::Codex {
+            " (Codex passes it to mcpx: its entry lists it in env_vars)"
+        } else {
+            ""
+        };
+        anstream::eprintln!(
+            "mcpx: warning: {variable} is not set here; {server} needs it: set it in the environment {} starts mcpx in{passed}, or {server} will not start",
+            client.name()
+        );
+    }
 }
 
 fn backed_up(out: &mut String, target: &Target, backup: Option<&Path>) {
@@ -79,8 +104,9 @@ fn backed_up(out: &mut String, target: &Target, backup: Option<&Path>) {
     }
 }
 
-fn describe(target: &Target) -> String {
-    match target.client {
+/// The first lines of a report: the client's file, and which mcpx config the command uses.
+fn describe(target: &Target, config: &Path) -> String {
+    let file = match target.client {
         Client::Generic => target.file.display().to_string(),
         client => format!(
             "{} ({}): {}",
@@ -88,7 +114,8 @@ fn describe(target: &Target) -> String {
             target.scope.name(),
             target.file.display()
         ),
-    }
+    };
+    format!("{file}\nmcpx config: {}\n", config.display())
 }
 
 fn import_lines(out: &mut String, report: &ImportReport, dry_run: bool) {
@@ -107,15 +134,16 @@ fn import_lines(out: &mut String, report: &ImportReport, dry_run: bool) {
     );
     let mut outcomes = report.outcomes.iter();
     for found in &report.found {
-        let outcome = if found.left_in_client {
+        let outcome = if found.left.is_some() {
             None
         } else {
             outcomes.next()
         };
         let what = match outcome {
-            None => {
-                "left in the client's file: it names no command or URL mcpx could run".to_owned()
-            }
+            None => format!(
+                "left in the client's file: {}",
+                found.left.as_deref().unwrap_or_default()
+            ),
             Some(Outcome::Added { .. }) => "added".to_owned(),
             Some(Outcome::Same { to, .. }) if *to == found.name => {
                 "already in mcpx's config (the same entry)".to_owned()
@@ -159,10 +187,82 @@ pub(crate) fn import(
     dry_run: bool,
 ) -> anyhow::Result<ExitCode> {
     let (target, report) = with_request(config, choice, dry_run, mcpclients::import)?;
-    let mut out = format!("{}\n", describe(&target));
+    let mut out = describe(&target, config);
     import_lines(&mut out, &report, dry_run);
     print(&out)?;
+    warn(&report, target.client);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--http URL [--token-env VAR]`, checked: a URL beyond this machine needs the token.
+#[derive(Debug)]
+pub(crate) struct Remote {
+    url: String,
+    token_env: Option<String>,
+}
+
+impl Remote {
+    /// The remote gateway asked for, if any.
+    pub(crate) fn checked(
+        url: Option<&str>,
+        token_env: Option<&str>,
+    ) -> anyhow::Result<Option<Remote>> {
+        let Some(url) = url else { return Ok(None) };
+        if token_env.is_none() && !loopback(url) {
+            anyhow::bail!(
+                "{url} is not on this machine, and mcpx serve --http beyond loopback requires a bearer token: pass --token-env VAR, VAR holding the gateway's token where the client runs"
+            );
+        }
+        Ok(Some(Remote {
+            url: url.to_owned(),
+            token_env: token_env.map(str::to_owned),
+        }))
+    }
+}
+
+/// Whether an http(s) URL's host is this machine (`127.0.0.0/8`, `localhost`, `[::1]`).
+fn loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The program a client's entry starts: this mcpx, by the path of the `mcpx` on PATH when
+/// that is this same file (a stable path: `current_exe` may be a versioned one, in a Homebrew
+/// Cellar or an npx cache, gone after an upgrade), else by its own path, with a note.
+fn program() -> anyhow::Result<(PathBuf, Option<String>)> {
+    let exe = std::env::current_exe()?;
+    let real = std::fs::canonicalize(&exe).unwrap_or_else(|_| exe.clone());
+    let name = exe.file_name().map(|n| n.to_owned()).unwrap_or_default();
+    let on_path = std::env::var_os("PATH")
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(&name))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .find(|p| p.is_file());
+    match on_path {
+        Some(found) if std::fs::canonicalize(&found).is_ok_and(|f| f == real) => {
+            Ok((std::path::absolute(&found)?, None))
+        }
+        _ => Ok((
+            exe.clone(),
+            Some(format!(
+                "the entry starts {} (this mcpx: no mcpx on PATH is this same program); after moving or upgrading mcpx, run install again",
+                exe.display()
+            )),
+        )),
+    }
 }
 
 /// `mcpx install`.
@@ -170,26 +270,34 @@ pub(crate) fn install(
     config: &Path,
     choice: &ClientChoice,
     dry_run: bool,
-    http: Option<&str>,
+    remote: Option<Remote>,
 ) -> anyhow::Result<ExitCode> {
-    let gateway = match http {
-        Some(url) => Gateway::Http {
-            url: url.to_owned(),
-        },
-        None => Gateway::Stdio {
-            program: std::env::current_exe()?,
-            config: config.to_path_buf(),
-        },
+    let mut note = None;
+    let gateway = match remote {
+        Some(Remote { url, token_env }) => Gateway::Http { url, token_env },
+        None => {
+            let (program, why) = program()?;
+            note = why;
+            Gateway::Stdio {
+                program,
+                config: config.to_path_buf(),
+            }
+        }
     };
     let (target, report) = with_request(config, choice, dry_run, |request| {
         mcpclients::install(request, &gateway, std::time::SystemTime::now())
     })?;
-    print(&install_lines(&target, &report, dry_run))?;
+    let mut out = install_lines(&target, config, &report, dry_run);
+    if let Some(note) = note.filter(|_| !report.already) {
+        let _ = writeln!(out, "note: {note}");
+    }
+    print(&out)?;
+    warn(&report.import, target.client);
     Ok(ExitCode::SUCCESS)
 }
 
-fn install_lines(target: &Target, report: &InstallReport, dry_run: bool) -> String {
-    let mut out = format!("{}\n", describe(target));
+fn install_lines(target: &Target, config: &Path, report: &InstallReport, dry_run: bool) -> String {
+    let mut out = describe(target, config);
     import_lines(&mut out, &report.import, dry_run);
     let entry = serde_json::to_string(&report.entry).unwrap_or_default();
     let name = target.client.name();
@@ -228,12 +336,24 @@ pub(crate) fn uninstall(
     let (target, report) = with_request(config, choice, dry_run, |request| {
         mcpclients::uninstall(request, std::time::SystemTime::now())
     })?;
-    print(&uninstall_lines(&target, &report, dry_run))?;
+    print(&uninstall_lines(&target, config, &report, dry_run))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn uninstall_lines(target: &Target, report: &UninstallReport, dry_run: bool) -> String {
-    let mut out = format!("{}\n", describe(target));
+fn uninstall_lines(
+    target: &Target,
+    config: &Path,
+    report: &UninstallReport,
+    dry_run: bool,
+) -> String {
+    let mut out = describe(target, config);
+    if Some(report.record.as_path()) != config.parent().map(|d| d.join(RECORD_FILE)).as_deref() {
+        let _ = writeln!(
+            out,
+            "the install was recorded in {} (its entry named that config)",
+            report.record.display()
+        );
+    }
     let verb = if dry_run {
         "would put back"
     } else {

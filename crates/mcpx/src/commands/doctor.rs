@@ -2,8 +2,10 @@
 //! (it parses), each stdio server's command (on PATH), each server (starts and lists its
 //! tools, else its error and the end of its stderr), each stored login (valid, expiring or
 //! expired), the address `mcpx serve --http` would listen on (free), and which clients have
-//! mcpx installed. Exit 1 when a check fails. Nothing printed holds a value from the config:
-//! commands and server names only.
+//! mcpx installed. Exit 1 when a check fails. Nothing printed holds a secret from the config:
+//! errors and servers' stderr can quote one (a URL with its key, a server echoing its token),
+//! so every line goes through a [`mcpgateway::Redactor`] of the config's secrets and every
+//! literal `env` and header value, and URLs are shown masked ([`Shield`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,48 @@ use mcpx::config::{Config, Server};
 use super::mcp::runtime;
 use crate::fleet::{start_all, Started};
 use crate::output::print;
+
+/// What doctor keeps out of what it prints.
+struct Shield {
+    redactor: mcpgateway::Redactor,
+    /// Each server's URL, expanded, and as it may be shown.
+    urls: Vec<(String, String)>,
+}
+
+impl Shield {
+    fn new(config: &Config) -> Shield {
+        let mut secrets = config.secrets();
+        let mut urls = Vec::new();
+        for server in &config.servers {
+            match &server.transport {
+                Reach::Stdio(command) => secrets.extend(command.env.values().cloned()),
+                Reach::Http(http) => {
+                    secrets.extend(http.headers.iter().map(|(_, v)| v.clone()));
+                    let shown = mcpclients::masked(&serde_json::json!({"url": http.url}));
+                    let shown = shown["url"].as_str().unwrap_or_default().to_owned();
+                    if shown != http.url {
+                        urls.push((http.url.clone(), shown));
+                    }
+                }
+                _ => {}
+            }
+        }
+        // The longest first, so that a URL holding another is masked whole.
+        urls.sort_by_key(|(url, _)| std::cmp::Reverse(url.len()));
+        Shield {
+            redactor: mcpgateway::Redactor::new(secrets),
+            urls,
+        }
+    }
+
+    fn apply(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for (url, shown) in &self.urls {
+            text = text.replace(url.as_str(), shown);
+        }
+        self.redactor.redact(&text).into_owned()
+    }
+}
 
 /// A token that expires within this long is reported as expiring.
 const EXPIRING: Duration = Duration::from_secs(24 * 3600);
@@ -55,6 +99,8 @@ fn install_hint(program: &str) -> &'static str {
 }
 
 /// Where `program` is found: itself when it names a path, else the first match on `path`.
+/// On Windows a command is also found with the extensions of `PATHEXT` (`npx` is `npx.cmd`):
+/// not here yet; the Windows port brings that lookup to mcpclient, which this should call.
 fn find_program(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     let executable = |p: &Path| {
         #[cfg(unix)]
@@ -221,8 +267,10 @@ pub(crate) fn run(
     http: std::net::SocketAddr,
 ) -> anyhow::Result<ExitCode> {
     let mut report = Report::default();
+    let mut shield = None;
     match config {
         Ok(config) => {
+            shield = Some(Shield::new(&config));
             report.ok(&format!(
                 "config {} parses: {} servers",
                 config.path.display(),
@@ -245,7 +293,11 @@ pub(crate) fn run(
     }
     address(&mut report, http);
     clients(&mut report);
-    print(&report.text)?;
+    let text = match &shield {
+        Some(shield) => shield.apply(&report.text),
+        None => report.text.clone(),
+    };
+    print(&text)?;
     Ok(if report.failed {
         ExitCode::from(crate::cli::EXIT_NO)
     } else {
