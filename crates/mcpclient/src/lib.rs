@@ -70,6 +70,7 @@ pub use modern::{
 };
 pub use params::{count_values, RawParams};
 pub use pipe::{InProcess, Pipe, PipeSink, PipeSource};
+pub use process::locate;
 pub use reach::{
     connect, expand, ConnectError, Connected, EntryError, Reach, ReachSink, ReachSource,
     ReachTransport, Spawn,

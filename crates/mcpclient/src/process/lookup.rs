@@ -12,13 +12,19 @@
 use std::path::{Path, PathBuf};
 
 /// The extensions tried when `PATHEXT` is not set: `cmd.exe`'s default.
+#[cfg(any(windows, test))]
 const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
 
 /// What to start for `spec`: the file its program names through `PATH` and `PATHEXT`, else the
 /// program as written.
 #[cfg(windows)]
 pub(super) fn program(spec: &crate::StdioCommand) -> std::ffi::OsString {
-    // Variable names are case-insensitive on Windows: `Path` is the usual spelling.
+    locate(spec).map_or_else(|| spec.program.clone().into(), PathBuf::into_os_string)
+}
+
+/// The folders of the `PATH` `spec`'s server gets: its entry's `env` when that sets one (the
+/// name in any case: `Path` is the usual spelling on Windows), else mcpx's.
+fn search_path(spec: &crate::StdioCommand) -> Vec<PathBuf> {
     let path = spec
         .env
         .iter()
@@ -26,17 +32,47 @@ pub(super) fn program(spec: &crate::StdioCommand) -> std::ffi::OsString {
         .map(|(_, value)| std::ffi::OsString::from(value))
         .or_else(|| std::env::var_os("PATH"))
         .unwrap_or_default();
-    let pathext = std::env::var_os("PATHEXT")
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let folders: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    find(&spec.program, &folders, &extensions(&pathext), &|p| {
-        p.is_file()
-    })
-    .map_or_else(|| spec.program.clone().into(), PathBuf::into_os_string)
+    std::env::split_paths(&path).collect()
+}
+
+/// Where the program `spec` names is, found as the platform starts it: through `PATH` (and on
+/// Windows `PATHEXT`, so `npx` is `npx.cmd`), an executable file on Unix; `None` when there is
+/// none (for `mcpx doctor`, which says so before anything is started).
+pub fn locate(spec: &crate::StdioCommand) -> Option<PathBuf> {
+    let folders = search_path(spec);
+    #[cfg(windows)]
+    {
+        let pathext = std::env::var_os("PATHEXT")
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        find(&spec.program, &folders, &extensions(&pathext), &|p| {
+            p.is_file()
+        })
+    }
+    #[cfg(not(windows))]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let executable = |p: &Path| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
+        let program = Path::new(&spec.program);
+        if spec.program.is_empty() {
+            return None;
+        }
+        if spec.program.contains('/') {
+            return executable(program).then(|| program.to_path_buf());
+        }
+        folders
+            .iter()
+            .filter(|f| !f.as_os_str().is_empty())
+            .map(|folder| folder.join(program))
+            .find(|p| executable(p))
+    }
 }
 
 /// The extensions of a `PATHEXT` value (`.COM;.EXE;…`), or of its default when it names none.
+#[cfg(any(windows, test))]
 fn extensions(pathext: &str) -> Vec<String> {
     let listed: Vec<String> = pathext
         .split(';')
@@ -52,6 +88,7 @@ fn extensions(pathext: &str) -> Vec<String> {
 
 /// The first file `is_file` accepts among `program` with each of `extensions`, in `folders` in
 /// turn (or where `program` says, when it names a folder).
+#[cfg(any(windows, test))]
 fn find(
     program: &str,
     folders: &[PathBuf],

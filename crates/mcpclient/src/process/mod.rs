@@ -11,7 +11,6 @@
 //!   stop after the stdin grace is terminating the job. The program is looked up through `PATH`
 //!   and `PATHEXT` the way a shell does, so that `npx` starts `npx.cmd`.
 
-#[cfg(any(windows, test))]
 mod lookup;
 #[cfg(unix)]
 mod unix;
@@ -24,6 +23,8 @@ use std::process::Stdio;
 use tokio::process::Command;
 
 use crate::StdioCommand;
+
+pub use lookup::locate;
 
 #[cfg(unix)]
 pub(crate) use unix::Process;

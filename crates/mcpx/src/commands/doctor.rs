@@ -8,7 +8,6 @@
 //! literal `env` and header value, and URLs are shown masked ([`Shield`]).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
@@ -98,41 +97,16 @@ fn install_hint(program: &str) -> &'static str {
     }
 }
 
-/// Where `program` is found: itself when it names a path, else the first match on `path`.
-/// On Windows a command is also found with the extensions of `PATHEXT` (`npx` is `npx.cmd`):
-/// not here yet; the Windows port brings that lookup to mcpclient, which this should call.
-fn find_program(program: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let executable = |p: &Path| {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        }
-        #[cfg(not(unix))]
-        {
-            p.is_file()
-        }
-    };
-    if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
-        let p = PathBuf::from(program);
-        return executable(&p).then_some(p);
-    }
-    std::env::split_paths(path?)
-        .map(|dir| dir.join(program))
-        .find(|p| executable(p))
-}
-
 /// Checks each stdio server's command: the servers whose command is there (and HTTP ones).
 fn commands<'c>(report: &mut Report, config: &'c Config) -> Vec<&'c Server> {
-    let path = std::env::var_os("PATH");
     let mut startable = Vec::new();
     for server in &config.servers {
         let Reach::Stdio(command) = &server.transport else {
             startable.push(server);
             continue;
         };
-        match find_program(&command.program, path.as_deref()) {
+        // Found as it will be started: the server's own PATH, PATHEXT on Windows.
+        match mcpclient::locate(command) {
             Some(found) => {
                 report.ok(&format!("{}: command {}", server.name, found.display()));
                 startable.push(server);
