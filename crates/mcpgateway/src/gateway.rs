@@ -291,6 +291,15 @@ impl upstream::Supervisor for Hub {
         self.upstream_options(index)
     }
 
+    fn learnt(&self, index: usize, discovery: &mcpclient::Discovery) {
+        let (Some(memory), Some(upstream)) = (&self.options.eras, self.upstreams.get(index)) else {
+            return;
+        };
+        if let Err(error) = memory.learn(&upstream.config.transport, discovery) {
+            tracing::warn!(server = upstream.name(), %error, "the protocol era learnt could not be kept");
+        }
+    }
+
     fn report(self: Arc<Self>, index: usize, report: upstream::Report) {
         let upstream = &self.upstreams[index];
         if upstream.is_retired() {
@@ -336,7 +345,7 @@ impl Hub {
             protocol: self
                 .upstreams
                 .get(index)
-                .map(|u| u.config.protocol)
+                .map(|u| u.protocol(self.options.eras.as_ref()))
                 .unwrap_or_default(),
         }
     }

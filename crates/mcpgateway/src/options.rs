@@ -138,6 +138,10 @@ pub struct GatewayOptions {
     pub observe: crate::Observe,
     /// The lock file of tool pinning (`mcpx.lock.json` beside the config); none, no pinning.
     pub lock_file: Option<std::path::PathBuf>,
+    /// Where the protocol era each server was found to speak is kept between runs, so that
+    /// its next start speaks it at once (the user's cache folder, which the binary names);
+    /// none: each run learns again.
+    pub eras: Option<servercache::EraMemory>,
 }
 
 impl Default for GatewayOptions {
@@ -151,6 +155,7 @@ impl Default for GatewayOptions {
             exposure: crate::ExposureOptions::default(),
             observe: crate::Observe::default(),
             lock_file: None,
+            eras: None,
         }
     }
 }

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use mcpclient::{
-    Client, ClientError, ClientOptions, ConnectError, Connected, Event, Frame, Reach, Spawn,
-    StderrTail,
+    Client, ClientError, ClientOptions, ConnectError, Connected, Discovery, Era, Event, Frame,
+    Listing, Protocol, Reach, Spawn, StderrTail,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
@@ -87,6 +87,8 @@ pub(crate) struct Upstream {
     /// It has been running or down at least once: its first start is over, one way or the
     /// other (readiness, see `health`).
     settled_once: AtomicBool,
+    /// The era its last start spoke: every later start speaks it at once.
+    learnt: Mutex<Option<Era>>,
 }
 
 impl Upstream {
@@ -102,6 +104,22 @@ impl Upstream {
             retired: AtomicBool::new(false),
             admission: Arc::default(),
             settled_once: AtomicBool::new(false),
+            learnt: Mutex::new(None),
+        }
+    }
+
+    /// The protocol to start it with: as configured, unless the config leaves it to the probe
+    /// and an era is known: the one its last start in this run spoke, else the one `memory`
+    /// keeps from an earlier run ([`Protocol::Remembered`]).
+    pub(crate) fn protocol(&self, memory: Option<&servercache::EraMemory>) -> Protocol {
+        if self.config.protocol != Protocol::Auto {
+            return self.config.protocol;
+        }
+        let learnt = *self.learnt.lock().unwrap_or_else(|p| p.into_inner());
+        match (learnt, memory) {
+            (Some(era), _) => Protocol::Remembered(era),
+            (None, Some(memory)) => memory.protocol_for(&self.config.transport, Protocol::Auto),
+            (None, None) => Protocol::Auto,
         }
     }
 
@@ -246,6 +264,9 @@ impl Upstream {
 pub(crate) trait Supervisor: Send + Sync + 'static {
     /// The client options for a new connection to server `index`.
     fn client_options(&self, index: usize) -> ClientOptions;
+    /// Server `index` started speaking the era `discovery` says: kept for later runs when
+    /// it was learnt (probed, or fell back).
+    fn learnt(&self, index: usize, discovery: &Discovery);
     /// Something happened to server `index`.
     fn report(self: Arc<Self>, index: usize, report: Report);
 }
@@ -284,9 +305,19 @@ pub(crate) async fn supervise<S: Supervisor>(
             Ok((running, events)) => {
                 let since = Instant::now();
                 let running = Arc::new(running);
-                tracing::info!(server = upstream.name(), "server running");
+                let found = running.client.discovery();
+                *upstream.learnt.lock().unwrap_or_else(|p| p.into_inner()) = Some(found.era);
+                tracing::info!(
+                    server = upstream.name(),
+                    protocol = running.client.protocol_version(),
+                    era = found.era.name(),
+                    why = found.why.describe(),
+                    evidence = %found.evidence,
+                    "server running"
+                );
                 match gateway.upgrade() {
                     Some(g) => {
+                        g.learnt(upstream.index, &found);
                         g.report(upstream.index, Report::State(State::Ready(running.clone())))
                     }
                     None => return,
@@ -352,8 +383,9 @@ impl StartFailure {
     }
 }
 
-/// Connects (see [`mcpclient::connect`]), and lists what the server offers, all within the
-/// server's start timeout.
+/// Connects and lists the tools (see [`mcpclient::connect_listing`]: a start that fails after
+/// the `server/discover` probe is tried again without it, with a start timeout of its own),
+/// then the rest of what the server offers, all within the server's start timeout.
 pub(crate) async fn start(
     config: &UpstreamConfig,
     options: ClientOptions,
@@ -366,7 +398,14 @@ pub(crate) async fn start(
             within.as_secs_f64()
         )
     };
-    let connected = mcpclient::connect(&config.transport, options, Spawn::Grouped, within).await;
+    let connected = mcpclient::connect_listing(
+        &config.transport,
+        options,
+        Spawn::Grouped,
+        within,
+        Listing::ToolsIfOffered,
+    )
+    .await;
     let Connected {
         client,
         events,
@@ -379,15 +418,12 @@ pub(crate) async fn start(
             return Err(StartFailure::new(error, stderr));
         }
     };
-    let listing = async {
-        if offers(&client, "tools") {
-            client.list_tools().await?;
-        }
-        Ok::<_, ClientError>(list_others(&client).await)
+    let deadline = match client.discovery().why {
+        mcpclient::Why::FellBack => tokio::time::Instant::now() + within,
+        _ => deadline,
     };
-    let lists = match tokio::time::timeout_at(deadline, listing).await {
-        Ok(Ok(lists)) => lists,
-        Ok(Err(error)) => return Err(StartFailure::new(error, stderr)),
+    let lists = match tokio::time::timeout_at(deadline, list_others(&client)).await {
+        Ok(lists) => lists,
         Err(_) => return Err(StartFailure::new(late(), stderr)),
     };
     let (flush, flushes) = mpsc::unbounded_channel();

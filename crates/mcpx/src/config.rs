@@ -56,6 +56,9 @@ pub struct Server {
     /// `pinning`: whether the gateway compares its tools with the lock file; when `None`, warn
     /// if the lock file pins it, else off.
     pub pinning: Option<Pinning>,
+    /// The entry as written in the file (`${VAR}`s unexpanded): what its cached tool list is
+    /// keyed by.
+    pub entry: Value,
 }
 
 impl Server {
@@ -250,6 +253,7 @@ pub fn parse(
             let at = format!("$.{key}.{name}");
             servers.push(Server {
                 name: name.clone(),
+                entry: entry.clone(),
                 transport: Reach::from_entry(entry, &at, lookup)?,
                 tools: ToolFilter {
                     allow: strings(entry.get("allowTools")),

@@ -216,7 +216,7 @@ fn every_server_is_reported_when_some_fail_with_their_stderr() {
     assert_eq!(status, "");
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
     assert_eq!(rows.len(), 4, "{text}");
-    assert!(rows[0].starts_with("scripted\tstdio\tok\t2025-06-18\t1 tools"));
+    assert!(rows[0].starts_with("scripted\tstdio\tok\t2025-06-18 (probed)\t1 tools"));
     assert!(rows[1].starts_with("dying\tstdio\tfailed\tserver 'dying': "));
     assert!(rows[2].starts_with("gone\tstdio\tfailed\tserver 'gone': cannot start"));
     assert!(rows[3].starts_with("silent\tstdio\tfailed\tserver 'silent': did not start"));

@@ -5,23 +5,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::{spec, Downstream};
+use common::{logged, spec, Downstream};
 use serde_json::json;
 
 /// How long the test waits for the gateway to log a failed start.
 const LOG_WAIT: Duration = Duration::from_secs(30);
-
-async fn logged(gateway: &Downstream, wanted: &[&str]) -> bool {
-    let deadline = tokio::time::Instant::now() + LOG_WAIT;
-    while tokio::time::Instant::now() < deadline {
-        let log = gateway.log();
-        if wanted.iter().all(|w| log.contains(w)) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
 
 #[tokio::test]
 async fn a_server_that_dies_starting_is_logged_with_its_stderr_and_startup_timeout_applies() {
@@ -40,7 +28,11 @@ async fn a_server_that_dies_starting_is_logged_with_its_stderr_and_startup_timeo
         r#"server="hangs""#,
         "did not start within 0.5 s (its startupTimeout)",
     ];
-    assert!(logged(&gateway, &wanted).await, "{}", gateway.log());
+    assert!(
+        logged(&gateway, &wanted, LOG_WAIT).await,
+        "{}",
+        gateway.log()
+    );
     // The others are served all the same.
     let names = gateway.tool_names().await;
     assert!(names.iter().any(|n| n == "demo__echo"), "{names:?}");

@@ -209,6 +209,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             lazy: serve.lazy,
             timeout: serve.timeout,
             observe: observe.clone(),
+            eras: crate::remembered::eras(),
             ..GatewayOptions::default()
         };
         let metrics = match serve.metrics {

@@ -120,6 +120,17 @@ impl Downstream {
         args: &[&str],
         capabilities: Value,
     ) -> Downstream {
+        Downstream::start_with_env(spec, config, args, capabilities, &[]).await
+    }
+
+    /// [`Downstream::start_speaking`] with `env` set for mcpx.
+    pub async fn start_with_env(
+        spec: &'static Spec,
+        config: &Path,
+        args: &[&str],
+        capabilities: Value,
+        env: &[(&str, &str)],
+    ) -> Downstream {
         let mut all = vec![
             "--config".to_owned(),
             config.display().to_string(),
@@ -129,6 +140,10 @@ impl Downstream {
         let transport = StdioTransport::spawn(&StdioCommand {
             program: MCPX.into(),
             args: all,
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
             ..StdioCommand::default()
         })
         .unwrap();
@@ -292,6 +307,19 @@ impl Downstream {
     pub fn log(&self) -> String {
         self.stderr.lines().join("\n")
     }
+}
+
+/// Whether the gateway's log comes to hold every one of `wanted` within `wait`.
+pub async fn logged(gateway: &Downstream, wanted: &[&str], wait: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + wait;
+    while tokio::time::Instant::now() < deadline {
+        let log = gateway.log();
+        if wanted.iter().all(|w| log.contains(w)) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
 }
 
 /// The exact text of a response's `result`.
