@@ -10,49 +10,19 @@
 //!   old), `--refresh` and `call` asking the servers, and no secret in the cache.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 mod common;
-use common::{logged, run_with, spec, Downstream, MCPX};
+use common::{logged, run_with, running, servers_row, spec, CpuHog, Downstream, MCPX};
 
 /// How long the test waits for the gateway to log the servers' starts.
-const LOG_WAIT: Duration = Duration::from_secs(120);
+const LOG_WAIT: Duration = Duration::from_secs(300);
 
-/// The most CPU time a hog spins for, should the test never stop it.
-const HOG_CPU_SECONDS: &str = "300";
-
-/// Busy loops on every core while alive: `mcpx demo-server --start-cpu`, which spins until it
-/// has used its CPU time (bounded by [`HOG_CPU_SECONDS`]); killed when dropped.
-struct CpuHog(Vec<Child>);
-
-impl CpuHog {
-    fn start() -> CpuHog {
-        let cores = std::thread::available_parallelism().map_or(2, usize::from);
-        let hogs = (0..cores)
-            .map(|_| {
-                Command::new(MCPX)
-                    .args(["demo-server", "--start-cpu", HOG_CPU_SECONDS])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        CpuHog(hogs)
-    }
-}
-
-impl Drop for CpuHog {
-    fn drop(&mut self) {
-        for hog in &mut self.0 {
-            let _ = hog.kill();
-            let _ = hog.wait();
-        }
-    }
-}
+/// The stand-ins' `startupTimeout`, in seconds: long enough for a machine busier than the hog
+/// alone makes it (the era is decided by their answers whatever the time they take).
+const STARTUP_TIMEOUT: u64 = 120;
 
 /// `mcpx --config CONFIG ARGS` with the cache in `cache` (and a secret in the environment),
 /// expecting exit `code`.
@@ -70,7 +40,7 @@ fn demo(dir: &Path, name: &str, args: &[&str]) -> Value {
     let record = dir.join(format!("{name}.jsonl")).display().to_string();
     let mut all = vec!["demo-server", "--record", &record];
     all.extend_from_slice(args);
-    json!({"command": MCPX, "args": all})
+    json!({"command": MCPX, "args": all, "startupTimeout": STARTUP_TIMEOUT})
 }
 
 /// Three servers, none with a `protocol`: `slow-modern`, dual-era, 3 s and 0.5 s of CPU to
@@ -96,13 +66,6 @@ fn probes(dir: &Path, name: &str) -> usize {
         .count()
 }
 
-/// The `servers` row of `name`, from `ok` on.
-fn row<'o>(out: &'o str, name: &str) -> &'o str {
-    out.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}\tstdio\t")))
-        .unwrap_or_else(|| panic!("no row for {name}: {out}"))
-}
-
 #[test]
 fn servers_find_each_era_under_load_and_the_second_start_skips_the_probe() {
     let dir = tempfile::tempdir().unwrap();
@@ -112,15 +75,16 @@ fn servers_find_each_era_under_load_and_the_second_start_skips_the_probe() {
 
     let (out, _) = mcpx(&config, &cache, &["servers"], 0);
     assert!(
-        row(&out, "slow-modern").starts_with("ok\t2026-07-28 (probed)\t"),
+        servers_row(&out, "slow-modern").starts_with("ok\t2026-07-28 (probed)\t"),
         "{out}"
     );
     assert!(
-        row(&out, "dies-on-probe").starts_with("ok\t2025-11-25 (fell back after a failed start)\t"),
+        servers_row(&out, "dies-on-probe")
+            .starts_with("ok\t2025-11-25 (fell back after a failed start)\t"),
         "{out}"
     );
     assert!(
-        row(&out, "plain").starts_with("ok\t2025-11-25 (probed)\t"),
+        servers_row(&out, "plain").starts_with("ok\t2025-11-25 (probed)\t"),
         "{out}"
     );
     let report: Value =
@@ -138,23 +102,11 @@ fn servers_find_each_era_under_load_and_the_second_start_skips_the_probe() {
     // handshake.
     let (out, _) = mcpx(&config, &cache, &["servers"], 0);
     for name in ["slow-modern", "dies-on-probe", "plain"] {
-        assert!(row(&out, name).contains(" (remembered)\t"), "{out}");
+        assert!(servers_row(&out, name).contains(" (remembered)\t"), "{out}");
     }
     assert_eq!(probes(dir.path(), "dies-on-probe"), probed[1]);
     assert_eq!(probes(dir.path(), "plain"), probed[2]);
     assert!(probes(dir.path(), "slow-modern") > probed[0]);
-}
-
-/// The log line of `server` running, speaking `era` because `why`.
-fn running(server: &str, era: &str, why: &str) -> String {
-    format!(
-        r#"server running server="{server}" protocol="{}" era="{era}" why="{why}""#,
-        if era == "modern" {
-            "2026-07-28"
-        } else {
-            "2025-11-25"
-        }
-    )
 }
 
 #[tokio::test]
@@ -168,9 +120,14 @@ async fn serve_finds_each_era_under_load_and_its_next_run_skips_the_probe() {
 
     let mut gateway = Downstream::start_with_env(spec, &config, &[], json!({}), &env).await;
     let first = [
-        running("slow-modern", "modern", "probed"),
-        running("dies-on-probe", "legacy", "fell back after a failed start"),
-        running("plain", "legacy", "probed"),
+        running("slow-modern", "2026-07-28", "modern", "probed"),
+        running(
+            "dies-on-probe",
+            "2025-11-25",
+            "legacy",
+            "fell back after a failed start",
+        ),
+        running("plain", "2025-11-25", "legacy", "probed"),
     ];
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
     assert!(
@@ -188,9 +145,9 @@ async fn serve_finds_each_era_under_load_and_its_next_run_skips_the_probe() {
 
     let gateway = Downstream::start_with_env(spec, &config, &[], json!({}), &env).await;
     let again = [
-        running("slow-modern", "modern", "remembered"),
-        running("dies-on-probe", "legacy", "remembered"),
-        running("plain", "legacy", "remembered"),
+        running("slow-modern", "2026-07-28", "modern", "remembered"),
+        running("dies-on-probe", "2025-11-25", "legacy", "remembered"),
+        running("plain", "2025-11-25", "legacy", "remembered"),
     ];
     let again: Vec<&str> = again.iter().map(String::as_str).collect();
     assert!(

@@ -309,6 +309,52 @@ impl Downstream {
     }
 }
 
+/// The most CPU time a [`CpuHog`] spins for, should the test never stop it.
+const HOG_CPU_SECONDS: &str = "300";
+
+/// Busy loops on every core while alive: `mcpx demo-server --start-cpu`, which spins until it
+/// has used its CPU time (bounded by [`HOG_CPU_SECONDS`]); killed when dropped.
+pub struct CpuHog(Vec<std::process::Child>);
+
+impl CpuHog {
+    pub fn start() -> CpuHog {
+        use std::process::{Command, Stdio};
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        let hogs = (0..cores)
+            .map(|_| {
+                Command::new(MCPX)
+                    .args(["demo-server", "--start-cpu", HOG_CPU_SECONDS])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        CpuHog(hogs)
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
+/// The row of `mcpx servers` for the stdio server `name`, from `ok` (or `failed`) on.
+pub fn servers_row<'o>(out: &'o str, name: &str) -> &'o str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}\tstdio\t")))
+        .unwrap_or_else(|| panic!("no row for {name}: {out}"))
+}
+
+/// The gateway's log line of `server` running, speaking `version` of `era` because `why`.
+pub fn running(server: &str, version: &str, era: &str, why: &str) -> String {
+    format!(r#"server running server="{server}" protocol="{version}" era="{era}" why="{why}""#)
+}
+
 /// Whether the gateway's log comes to hold every one of `wanted` within `wait`.
 pub async fn logged(gateway: &Downstream, wanted: &[&str], wait: Duration) -> bool {
     let deadline = tokio::time::Instant::now() + wait;
