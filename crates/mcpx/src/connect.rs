@@ -118,6 +118,8 @@ pub(crate) struct StartFailure {
     pub(crate) error: anyhow::Error,
     /// At most [`MAX_SHOWN_STDERR_LINES`], oldest first.
     pub(crate) stderr: Vec<String>,
+    /// It ran out of its `startupTimeout` (rather than failing).
+    pub(crate) late: bool,
 }
 
 impl std::fmt::Display for StartFailure {
@@ -154,11 +156,13 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
     let reach = crate::login::reach(server).map_err(|error| StartFailure {
         error: error.context(context()),
         stderr: Vec::new(),
+        late: false,
     })?;
     // A login the server asks for happens while connecting, and has time of its own.
     let timeout = server.startup_timeout + crate::login::allowance(server);
     let connected =
         mcpclient::connect_listing(&reach, options, Spawn::Inline, timeout, Listing::Tools).await;
+    let late = matches!(connected, Err(ConnectError::Timeout { .. }));
     let (error, stderr) = match connected {
         Ok(Connected { client, .. }) => {
             if let Some(memory) = &eras {
@@ -187,6 +191,7 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
     Err(StartFailure {
         error: error.context(context()),
         stderr,
+        late,
     })
 }
 

@@ -272,3 +272,26 @@ fn servers_start_at_the_same_time() {
         "{out}"
     );
 }
+
+#[test]
+fn a_server_out_of_time_among_the_others_is_started_once_more_at_the_end() {
+    // Its first start hangs past its startupTimeout (as a start starved of CPU by the others
+    // would); its second, once the others are done, answers.
+    let dir = tempfile::tempdir().unwrap();
+    let starved = format!(
+        r#"if [ -e "{dir}/once" ]; then exec sh "{dir}/scripted.sh" "{dir}/tools.json"; fi
+touch "{dir}/once"; exec sleep 60
+"#,
+        dir = dir.path().display()
+    );
+    let script = dir.path().join("starved.sh");
+    std::fs::write(&script, starved).unwrap();
+    let extra = format!(
+        r#", "starved": {}"#,
+        json!({"command": "sh", "args": [script], "startupTimeout": 1})
+    );
+    let config = config(dir.path(), &extra);
+    let (out, err) = run(&config, &["servers"], 0);
+    assert_eq!(err, "");
+    assert!(out.contains("starved\tstdio\tok\t"), "{out}");
+}
