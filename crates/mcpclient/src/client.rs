@@ -173,7 +173,8 @@ pub struct ClientOptions {
     pub handlers: Handlers,
     /// How long each request waits for its answer.
     pub timeout: Duration,
-    /// Which protocol era to speak: probe (the default), legacy only, or modern only.
+    /// Which protocol era to speak: probe (the default), legacy only, modern only, or the era
+    /// an earlier connection learnt ([`Protocol::Remembered`]).
     pub protocol: Protocol,
 }
 

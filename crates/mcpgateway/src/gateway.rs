@@ -300,6 +300,15 @@ impl upstream::Supervisor for Hub {
         }
     }
 
+    fn unlearnt(&self, index: usize) {
+        let (Some(memory), Some(upstream)) = (&self.options.eras, self.upstreams.get(index)) else {
+            return;
+        };
+        if let Err(error) = memory.forget(&upstream.config.transport) {
+            tracing::warn!(server = upstream.name(), %error, "the protocol era remembered could not be forgotten");
+        }
+    }
+
     fn report(self: Arc<Self>, index: usize, report: upstream::Report) {
         let upstream = &self.upstreams[index];
         if upstream.is_retired() {

@@ -267,6 +267,9 @@ pub(crate) trait Supervisor: Send + Sync + 'static {
     /// Server `index` started speaking the era `discovery` says: kept for later runs when
     /// it was learnt (probed, or fell back).
     fn learnt(&self, index: usize, discovery: &Discovery);
+    /// A start of server `index` that spoke a remembered era failed: forgotten, so that the
+    /// next one (in this run or a later one) probes again.
+    fn unlearnt(&self, index: usize);
     /// Something happened to server `index`.
     fn report(self: Arc<Self>, index: usize, report: Report);
 }
@@ -296,6 +299,7 @@ pub(crate) async fn supervise<S: Supervisor>(
         let Some(options) = gateway.upgrade().map(|g| g.client_options(upstream.index)) else {
             return;
         };
+        let remembered = options.protocol;
         let started = {
             // The semaphore is never closed; were it, starting without a turn is still right.
             let _turn = starts.acquire().await;
@@ -330,6 +334,12 @@ pub(crate) async fn supervise<S: Supervisor>(
                 (reason, Vec::new())
             }
             Err(failure) => {
+                if let Protocol::Remembered(_) = remembered {
+                    *upstream.learnt.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    if let Some(g) = gateway.upgrade() {
+                        g.unlearnt(upstream.index);
+                    }
+                }
                 let stderr = failure.stderr_tail().await;
                 (failure.reason, stderr)
             }

@@ -135,8 +135,9 @@ impl std::fmt::Display for StartFailure {
 impl std::error::Error for StartFailure {}
 
 /// A client connected to `server`, its tools listed and compiled, within the server's
-/// `startupTimeout`. The era an earlier run learnt is spoken at once; what this start learns,
-/// and the tools it listed, are kept for the next ([`crate::remembered`]).
+/// `startupTimeout`. The era an earlier run learnt is spoken at once (and forgotten when that
+/// start fails); what this start learns, and the tools it listed, are kept for the next
+/// ([`crate::remembered`]).
 pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
     let eras = crate::remembered::eras();
     let protocol = match &eras {
@@ -184,6 +185,10 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
             (anyhow::Error::new(error), stderr)
         }
     };
+    if let (Some(memory), mcpclient::Protocol::Remembered(_)) = (&eras, protocol) {
+        // The era remembered may be what fails now: the next start probes again.
+        let _ = memory.forget(&server.transport);
+    }
     let stderr = match stderr {
         Some(tail) => tail.settled(MAX_SHOWN_STDERR_LINES).await,
         None => Vec::new(),

@@ -237,3 +237,24 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+#[test]
+fn a_remembered_era_whose_start_fails_is_forgotten() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let broken = dir.path().join("broken");
+    let script = format!(
+        "if [ -e {} ]; then exit 1; fi; exec {MCPX} demo-server",
+        broken.display()
+    );
+    let servers = json!({"mcpServers": {"flaky": {"command": "sh", "args": ["-c", script]}}});
+    let config = dir.path().join("mcpx.json");
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let eras = || walk(&cache.join("mcpx/eras")).len();
+
+    mcpx(&config, &cache, &["servers"], 0);
+    assert_eq!(eras(), 1);
+    std::fs::write(&broken, "").unwrap();
+    mcpx(&config, &cache, &["servers"], 2);
+    assert_eq!(eras(), 0, "the next start probes again");
+}

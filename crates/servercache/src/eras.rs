@@ -106,6 +106,23 @@ impl EraMemory {
         }
     }
 
+    /// Forgets what was learnt of the server reached by `reach` (a start that spoke the era
+    /// remembered failed: the next one probes again).
+    ///
+    /// # Errors
+    /// [`CacheError`] when the file exists and cannot be removed.
+    pub fn forget(&self, reach: &Reach) -> Result<(), CacheError> {
+        let Some(path) = self.path(reach) else {
+            return Ok(());
+        };
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(CacheError::Io { path, source: e })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Keeps what a start learnt, when it learnt something ([`Why::Probed`] or
     /// [`Why::FellBack`]); true when it was written.
     ///
@@ -169,6 +186,12 @@ mod tests {
             Protocol::Remembered(Era::Legacy)
         );
         assert_eq!(memory.recall(&one).unwrap().unwrap().why, Why::FellBack);
+        memory.forget(&one).unwrap();
+        memory.forget(&one).unwrap();
+        assert_eq!(memory.protocol_for(&one, Protocol::Auto), Protocol::Auto);
+        assert!(memory
+            .learn(&one, &found(Era::Legacy, Why::FellBack))
+            .unwrap());
         assert_eq!(
             memory.protocol_for(&other, Protocol::Auto),
             Protocol::Remembered(Era::Modern)
