@@ -13,11 +13,9 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::codes::{self, ErrorObject};
+use crate::discovery::{handshake, Discovery};
 use crate::headers::{header_params, ToolHeaders};
-use crate::modern::{
-    self, probed, Identity, Probed, Protocol, DISCOVER_TIMEOUT, MAX_INPUT_ROUNDS, MAX_PROBES,
-    META_SERVER_INFO, MODERN_VERSION,
-};
+use crate::modern::{self, Identity, Protocol, MAX_INPUT_ROUNDS, META_SERVER_INFO, MODERN_VERSION};
 use crate::params::count_values;
 use crate::serve::{fulfil, serve, Served};
 use crate::tools::HEADER_WARNING;
@@ -93,10 +91,10 @@ pub enum ClientError {
         /// What the server said.
         got: String,
     },
-    /// The server closed the connection when probed with `server/discover`: a legacy server
-    /// that takes nothing before `initialize`. Connecting again with [`Protocol::Legacy`]
-    /// does not probe.
-    #[error("the server closed the connection when probed with server/discover; with \"protocol\": \"legacy\" it is not probed")]
+    /// The server closed the connection after it was probed with `server/discover` (a legacy
+    /// server that dies on a request it does not know). [`crate::connect`] starts it again
+    /// without the probe; with `"protocol": "legacy"` it is never probed.
+    #[error("the server closed the connection after the server/discover probe; with \"protocol\": \"legacy\" it is not probed")]
     ClosedByProbe,
     /// Asked to speak the modern protocol only, to a server that does not.
     #[error("the server does not speak protocol {MODERN_VERSION} ({why})")]
@@ -175,7 +173,8 @@ pub struct ClientOptions {
     pub handlers: Handlers,
     /// How long each request waits for its answer.
     pub timeout: Duration,
-    /// Which protocol era to speak: probe (the default), legacy only, or modern only.
+    /// Which protocol era to speak: probe (the default), legacy only, modern only, or the era
+    /// an earlier connection learnt ([`Protocol::Remembered`]).
     pub protocol: Protocol,
 }
 
@@ -267,6 +266,9 @@ pub(crate) struct Inner {
     /// A modern server's `subscriptions/listen` stream and the resources it asks updates for.
     listen: Mutex<Listen>,
     protocol_version: String,
+    /// Which era, why, and what decided it (relabelled once by [`crate::connect`] when it
+    /// started the server again without the probe).
+    discovery: Mutex<Discovery>,
     initialize_result: Value,
     tools: RwLock<Listed>,
     /// Numbers each listing in the order they start, so that a slow one never replaces a
@@ -304,13 +306,6 @@ struct Stamp<'a> {
     capabilities: Option<Value>,
 }
 
-/// How the handshake went.
-struct Handshake {
-    modern: Option<Identity>,
-    version: String,
-    answer: Value,
-}
-
 impl Client {
     /// Connects over `transport` with `client_info` and no handlers.
     ///
@@ -340,6 +335,14 @@ impl Client {
         let (to_app, app_events) = mpsc::channel(crate::MAX_QUEUED_EVENTS);
         let (connection, events) = Connection::start(transport);
         let handshake = handshake(&connection, &options).await?;
+        let found = &handshake.discovery;
+        tracing::debug!(
+            protocol = %handshake.version,
+            era = found.era.name(),
+            why = found.why.name(),
+            evidence = %found.evidence,
+            "protocol chosen"
+        );
         let listening = handshake.modern.is_some();
         let inner = Arc::new_cyclic(|this| Inner {
             this: this.clone(),
@@ -351,6 +354,7 @@ impl Client {
             log_level: RwLock::default(),
             listen: Mutex::default(),
             protocol_version: handshake.version,
+            discovery: Mutex::new(handshake.discovery),
             initialize_result: handshake.answer,
             tools: RwLock::default(),
             next_listing: AtomicU64::new(1),
@@ -400,6 +404,27 @@ impl Client {
     /// The negotiated protocol version.
     pub fn protocol_version(&self) -> &str {
         &self.inner.protocol_version
+    }
+
+    /// Which protocol era the server is spoken to in, why, and what decided it.
+    pub fn discovery(&self) -> Discovery {
+        self.inner
+            .discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Marks the era as learnt by starting the server again without the probe after `first`
+    /// failed ([`Why::FellBack`](crate::Why::FellBack)).
+    pub(crate) fn fell_back(&self, first: &str) {
+        let mut discovery = self
+            .inner
+            .discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        discovery.why = crate::Why::FellBack;
+        discovery.evidence = format!("the start with the probe failed: {first}");
     }
 
     /// The server's answer to `initialize` (or, for a modern server, to `server/discover`), as
@@ -586,126 +611,6 @@ impl Client {
 impl Drop for Client {
     fn drop(&mut self) {
         self.inner.stop_listening();
-    }
-}
-
-/// `initialize`, or for a modern server (found by the `server/discover` probe unless
-/// `options` say legacy) nothing more than the probe.
-async fn handshake(
-    connection: &Connection,
-    options: &ClientOptions,
-) -> Result<Handshake, ClientError> {
-    let identity = Identity {
-        capabilities: options.handlers.capabilities(),
-        client_info: options.client_info.clone(),
-    };
-    if options.protocol != Protocol::Legacy {
-        let wait = options.timeout.min(DISCOVER_TIMEOUT);
-        if let Some(modern) = probe(connection, options, &identity, wait).await? {
-            return Ok(modern);
-        }
-    }
-    let params = json!({
-        "protocolVersion": OFFERED_VERSION,
-        "capabilities": options.handlers.capabilities(),
-        "clientInfo": options.client_info,
-    });
-    let answer = match connection
-        .request("initialize", Some(params), options.timeout)
-        .await
-    {
-        // A modern server that was too slow for the probe names its versions here.
-        Err(RpcError::Remote(ErrorObject {
-            code: codes::UNSUPPORTED_PROTOCOL_VERSION,
-            data,
-            ..
-        })) if options.protocol == Protocol::Auto
-            && data
-                .as_ref()
-                .and_then(|d| d.get("supported"))
-                .and_then(Value::as_array)
-                .is_some_and(|v| v.iter().any(|v| v == MODERN_VERSION)) =>
-        {
-            let modern = probe(connection, options, &identity, options.timeout).await?;
-            return modern.ok_or_else(|| ClientError::NotModern {
-                why: "it refused initialize for 2026-07-28, then did not answer server/discover"
-                    .to_owned(),
-            });
-        }
-        answer => answer?,
-    }
-    .result()
-    .map_err(|e| malformed("initialize", e.to_string()))?;
-    let version = answer
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .ok_or_else(|| malformed("initialize", "no protocolVersion".to_owned()))?
-        .to_owned();
-    if !ACCEPTED_VERSIONS.contains(&version.as_str()) {
-        return Err(ClientError::UnsupportedVersion { got: version });
-    }
-    connection.notify("notifications/initialized", None).await?;
-    Ok(Handshake {
-        modern: None,
-        version,
-        answer,
-    })
-}
-
-/// Sends `server/discover` and waits `wait` for the answer: the handshake of a modern server,
-/// `None` for a legacy one (or an error when only the modern era was asked for).
-async fn probe(
-    connection: &Connection,
-    options: &ClientOptions,
-    identity: &Identity,
-    wait: Duration,
-) -> Result<Option<Handshake>, ClientError> {
-    let params = modern::stamp(None, identity, None)
-        .map_err(|e| malformed("server/discover", e.to_string()))?;
-    let mut probes = 0;
-    let probe = loop {
-        probes += 1;
-        let answer = connection
-            .request_tagged("server/discover", Some(params.clone()), wait, None)
-            .await;
-        match answer {
-            Err(RpcError::Closed | RpcError::NotSent) => return Err(ClientError::ClosedByProbe),
-            Err(RpcError::Timeout { .. }) if options.protocol == Protocol::Auto => {
-                tracing::warn!(
-                    after = ?wait,
-                    "the server did not answer server/discover: taken for a legacy server (\"protocol\": \"legacy\" skips the probe)"
-                );
-            }
-            _ => {}
-        }
-        match probed(answer) {
-            Probed::Again if probes < MAX_PROBES => continue,
-            Probed::Again => {
-                return Err(ClientError::UnsupportedVersion {
-                    got: format!("{MODERN_VERSION} by its own account, yet it refused it"),
-                })
-            }
-            other => break other,
-        }
-    };
-    match probe {
-        Probed::Modern(answer) => Ok(Some(Handshake {
-            modern: Some(identity.clone()),
-            version: MODERN_VERSION.to_owned(),
-            answer,
-        })),
-        Probed::ModernWithout(versions) if options.protocol == Protocol::Modern => {
-            Err(ClientError::UnsupportedVersion {
-                got: versions.join(", "),
-            })
-        }
-        Probed::Legacy(why) if options.protocol == Protocol::Modern => {
-            Err(ClientError::NotModern { why })
-        }
-        other => {
-            tracing::debug!(probe = ?other, "not a modern server: initialize");
-            Ok(None)
-        }
     }
 }
 

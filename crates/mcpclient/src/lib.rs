@@ -17,6 +17,7 @@ mod auth;
 mod client;
 pub mod codes;
 mod coerced;
+mod discovery;
 mod elicitation;
 mod frame;
 mod handlers;
@@ -47,6 +48,7 @@ pub use client::{
 };
 pub use codes::ErrorObject;
 pub use coerced::{mark_coerced, COERCED_META};
+pub use discovery::Discovery;
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
 pub use frame::{Frame, FrameError, Head, MAX_FRAME_BYTES, MAX_FRAME_DEPTH};
 pub use handlers::{
@@ -64,16 +66,16 @@ pub use http::{
 pub use lines::{gather, write_frames, FrameReader, MAX_BATCH_BYTES, MAX_BATCH_FRAMES};
 pub use message::{Decoded, Message};
 pub use modern::{
-    Protocol, DISCOVER_TIMEOUT, INPUT_METHODS, MAX_INPUT_ROUNDS, MAX_PROBES,
-    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    Era, Protocol, Why, DISCOVER_GRACE, DISCOVER_QUIET, INPUT_METHODS, MAX_INPUT_ROUNDS,
+    MAX_PROBES, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
     META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN_VERSION, REQUEST_META_KEYS,
 };
 pub use params::{count_values, RawParams};
 pub use pipe::{InProcess, Pipe, PipeSink, PipeSource};
 pub use process::locate;
 pub use reach::{
-    connect, expand, ConnectError, Connected, EntryError, Reach, ReachSink, ReachSource,
-    ReachTransport, Spawn,
+    connect, connect_listing, expand, ConnectError, Connected, EntryError, Listing, Reach,
+    ReachSink, ReachSource, ReachTransport, Spawn,
 };
 pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};

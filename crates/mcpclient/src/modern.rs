@@ -18,12 +18,19 @@ use crate::{RawParams, Response, RpcError};
 /// The modern protocol version the client speaks.
 pub const MODERN_VERSION: &str = "2026-07-28";
 
-/// How long the `server/discover` probe waits before deciding the server is legacy (one that
-/// ignores requests before `initialize`). Legacy servers seen in practice answer the probe at
-/// once with an error; this bound is for the silent ones, and is paid once per connection
-/// (`"protocol": "legacy"` skips the probe). A modern server too slow for it is not lost: it
-/// refuses the `initialize` that follows with the versions it speaks, and is probed again.
-pub const DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the `server/discover` probe waits for an answer before also sending `initialize`,
+/// pipelined behind it. This clock decides nothing: a server that is still starting reads the
+/// probe first and its answer (a discover result, an error) is what decides, whenever it comes
+/// within the start timeout. It only bounds how long a server that ignores requests before
+/// `initialize` waits for the handshake it does answer. See [`crate::Discovery`].
+pub const DISCOVER_QUIET: Duration = Duration::from_secs(2);
+
+/// How long, after a server answered `initialize` while leaving the `server/discover` sent
+/// before it unanswered, the probe still waits for that answer before taking the server for
+/// legacy. A server reading its input in order has already passed the probe by then (and
+/// dropped it: legacy); this covers a dual-era server that answers concurrently. A modern
+/// answer that comes later still is ignored: the server speaks the legacy era too.
+pub const DISCOVER_GRACE: Duration = Duration::from_secs(1);
 
 /// Most rounds of one request that the server answers `input_required` (a question, then the
 /// retry with the answer): a server that keeps asking is stopped there, with an error.
@@ -60,13 +67,72 @@ pub const REQUEST_META_KEYS: [&str; 4] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Protocol {
     /// Probe with `server/discover`; modern when the server answers as a modern server,
-    /// else the `initialize` handshake.
+    /// else the `initialize` handshake (see [`crate::Discovery`]).
     #[default]
     Auto,
     /// The `initialize` handshake only (2024-11-05 … 2025-11-25).
     Legacy,
     /// 2026-07-28 only: a server that does not speak it is an error.
     Modern,
+    /// What an earlier connection to the same server learnt: that era directly (no probe
+    /// beside `initialize` for a legacy server; `server/discover` waited for without a clock
+    /// for a modern one). An answer that contradicts it (a legacy server's error to
+    /// `server/discover`, an `initialize` refused naming 2026-07-28) is followed instead.
+    Remembered(Era),
+}
+
+/// The two protocol eras: legacy (`initialize`, 2024-11-05 … 2025-11-25) and modern
+/// (2026-07-28: `_meta` in every request, no session).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// The `initialize` handshake.
+    Legacy,
+    /// 2026-07-28.
+    Modern,
+}
+
+impl Era {
+    /// `legacy` or `modern`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Era::Legacy => "legacy",
+            Era::Modern => "modern",
+        }
+    }
+}
+
+/// Why a connection speaks the era it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The server's config entry says (`"protocol": "legacy"` or `"2026-07-28"`).
+    Configured,
+    /// An earlier connection to the same server learnt it ([`Protocol::Remembered`]).
+    Remembered,
+    /// The server's answers to the probe said.
+    Probed,
+    /// A start with the probe failed (the server closed, crashed or erred after it), and the
+    /// server was started again without it.
+    FellBack,
+}
+
+impl Why {
+    /// For a person: `configured`, `remembered`, `probed`, `fell back after a failed start`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Why::Configured => "configured",
+            Why::Remembered => "remembered",
+            Why::Probed => "probed",
+            Why::FellBack => "fell back after a failed start",
+        }
+    }
+
+    /// One word, for JSON: `configured`, `remembered`, `probed`, `fell-back`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Why::FellBack => "fell-back",
+            other => other.describe(),
+        }
+    }
 }
 
 /// What the answer to the `server/discover` probe says about the server.
@@ -114,6 +180,21 @@ pub(crate) fn probed(answer: Result<Response, RpcError>) -> Probed {
             }
         }
         Err(error) => Probed::Legacy(error.to_string()),
+    }
+}
+
+impl Probed {
+    /// What the answer was, for the log.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Probed::Modern(_) => "server/discover answered".to_owned(),
+            Probed::ModernWithout(versions) => format!(
+                "server/discover named other versions ({})",
+                versions.join(", ")
+            ),
+            Probed::Again => format!("server/discover refused {MODERN_VERSION} while naming it"),
+            Probed::Legacy(why) => format!("server/discover: {why}"),
+        }
     }
 }
 

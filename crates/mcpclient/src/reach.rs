@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 use crate::headers::ToolHeaders;
 use crate::pipe::{InProcess, PipeSink, PipeSource};
 use crate::{
-    Client, ClientError, ClientOptions, Event, Frame, FrameSink, FrameSource, HttpConfig, HttpSink,
-    HttpSource, HttpTransport, Protocol, Received, StderrTail, StdioCommand, StdioSink,
+    Client, ClientError, ClientOptions, Era, Event, Frame, FrameSink, FrameSource, HttpConfig,
+    HttpSink, HttpSource, HttpTransport, Protocol, Received, StderrTail, StdioCommand, StdioSink,
     StdioSource, StdioTransport, Transport, TransportError,
 };
 
@@ -371,9 +371,20 @@ impl ConnectError {
     }
 }
 
-/// Opens `reach` and connects a client with `options`, the handshake bounded by `within`. A
-/// server that closes the connection when probed with `server/discover` (a legacy one that
-/// takes nothing before `initialize`) is started again and not probed.
+/// What [`connect_listing`] does once the handshake is over, within the same start time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Listing {
+    /// Nothing: the handshake is the start.
+    #[default]
+    Nothing,
+    /// Lists the tools (compiling their schemas) when the server declares the capability.
+    ToolsIfOffered,
+    /// Lists the tools whatever the server declares.
+    Tools,
+}
+
+/// Opens `reach` and connects a client with `options`, the handshake bounded by `within` (see
+/// [`connect_listing`]).
 ///
 /// # Errors
 /// [`ConnectError`] when the transport cannot be opened or the handshake fails or times out.
@@ -383,17 +394,62 @@ pub async fn connect(
     spawn: Spawn,
     within: Duration,
 ) -> Result<Connected, ConnectError> {
-    let deadline = Instant::now() + within;
-    match attempt(reach, options.clone(), spawn, deadline, within).await {
-        Err(ConnectError::Client {
-            error: ClientError::ClosedByProbe,
-            ..
-        }) => {
-            let legacy = ClientOptions {
-                protocol: Protocol::Legacy,
-                ..options
-            };
-            attempt(reach, legacy, spawn, deadline, within).await
+    connect_listing(reach, options, spawn, within, Listing::Nothing).await
+}
+
+/// Opens `reach`, connects a client with `options` and lists as `listing` says, all within
+/// `within`. A stdio server's start that probed it with `server/discover` and then failed
+/// anywhere (the server closed, crashed or answered with an error, during the handshake or the
+/// listing; not the time running out) is tried once more without the probe, as legacy, with
+/// `within`
+/// of its own (a process started again is as slow to start as the first: a server that dies on
+/// the probe must not fail for having started twice): the client's
+/// [`Discovery`](crate::Discovery) then says [`Why::FellBack`](crate::Why::FellBack).
+///
+/// # Errors
+/// [`ConnectError`] when the transport cannot be opened or the handshake or the listing fails
+/// or times out (the second start's failure, when there was one).
+pub async fn connect_listing(
+    reach: &Reach,
+    options: ClientOptions,
+    spawn: Spawn,
+    within: Duration,
+    listing: Listing,
+) -> Result<Connected, ConnectError> {
+    // An HTTP server's failures (refused, unauthorized, an error status) are not the probe's:
+    // its answer to the probe is read like any other (see `modern::probed`).
+    let probed = matches!(reach, Reach::Stdio(_))
+        && matches!(
+            options.protocol,
+            Protocol::Auto | Protocol::Remembered(Era::Modern)
+        );
+    let unprobed = ClientOptions {
+        protocol: Protocol::Remembered(Era::Legacy),
+        ..options.clone()
+    };
+    match attempt(
+        reach,
+        options,
+        spawn,
+        Instant::now() + within,
+        within,
+        listing,
+    )
+    .await
+    {
+        Err(ConnectError::Client { error, .. }) if probed => {
+            let first = error.to_string();
+            tracing::info!(%first, "the start with the server/discover probe failed: starting it again without");
+            let again = Instant::now() + within;
+            let connected = attempt(reach, unprobed, spawn, again, within, listing).await?;
+            // The user learns why the start took two (and how to skip the probe); the era is
+            // remembered by the callers that keep a memory.
+            tracing::warn!(
+                %first,
+                "the server failed after the server/discover probe; started again without it, as a legacy server (\"protocol\": \"legacy\" in its entry skips the probe)"
+            );
+            connected.client.fell_back(&first);
+            Ok(connected)
         }
         other => other,
     }
@@ -405,11 +461,23 @@ async fn attempt(
     spawn: Spawn,
     deadline: Instant,
     within: Duration,
+    listing: Listing,
 ) -> Result<Connected, ConnectError> {
     let transport = reach.open(spawn)?;
     let stderr = transport.stderr();
-    let handshake = Client::connect_with(transport, options);
-    match tokio::time::timeout_at(deadline.into(), handshake).await {
+    let start = async {
+        let (client, events) = Client::connect_with(transport, options).await?;
+        let wanted = match listing {
+            Listing::Nothing => false,
+            Listing::ToolsIfOffered => client.server_capabilities().get("tools").is_some(),
+            Listing::Tools => true,
+        };
+        if wanted {
+            client.list_tools().await?;
+        }
+        Ok::<_, ClientError>((client, events))
+    };
+    match tokio::time::timeout_at(deadline.into(), start).await {
         Ok(Ok((client, events))) => Ok(Connected {
             client,
             events,

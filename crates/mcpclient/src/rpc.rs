@@ -176,6 +176,8 @@ struct Waiting {
     answer: oneshot::Sender<Answer>,
     /// The caller's tag for it.
     tag: Option<String>,
+    /// Its answer is dropped without an [`Event::Unmatched`] (see [`Sent::ignore`]).
+    quiet: bool,
 }
 
 type Pending = Arc<Mutex<HashMap<String, Waiting>>>;
@@ -306,18 +308,8 @@ impl Connection {
         timeout: Duration,
         tag: Option<String>,
     ) -> Result<Response, RpcError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (id, key, answered) = self.register(tag)?;
         let message = Frame::request(id, method, params.as_deref());
-        let (answer, answered) = oneshot::channel();
-        let key = id.to_string();
-        locked(&self.pending).insert(key.clone(), Waiting { answer, tag });
-        // The reader marks the connection closing before it drops every waiting call: a call
-        // registered after that drop sees the mark here, instead of waiting out its timeout.
-        // It was never queued, so it never left.
-        if self.is_closed() {
-            locked(&self.pending).remove(&key);
-            return Err(RpcError::NotSent);
-        }
         // Withdraws the call and tells the peer, if this future ends without an answer.
         let mut guard = Withdraw {
             pending: &self.pending,
@@ -353,6 +345,99 @@ impl Connection {
         };
         guard.armed = false;
         Response::from_frame(frame)
+    }
+
+    /// A new request id, registered as waiting for its answer (with `tag`): the id, its key
+    /// in the pending calls, and where the answer comes.
+    ///
+    /// # Errors
+    /// [`RpcError::Closed`] when the connection is closing.
+    fn register(
+        &self,
+        tag: Option<String>,
+    ) -> Result<(u64, String, oneshot::Receiver<Answer>), RpcError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        let key = id.to_string();
+        let waiting = Waiting {
+            answer,
+            tag,
+            quiet: false,
+        };
+        locked(&self.pending).insert(key.clone(), waiting);
+        // The reader marks the connection closing before it drops every waiting call: a call
+        // registered after that drop sees the mark here, instead of waiting out its timeout.
+        // It was never queued, so it never left.
+        if self.is_closed() {
+            locked(&self.pending).remove(&key);
+            return Err(RpcError::NotSent);
+        }
+        Ok((id, key, answered))
+    }
+
+    /// Sends a request and returns at once: the answer is awaited with [`Sent::answer`], and
+    /// several requests can be in flight and raced (the `server/discover` probe beside
+    /// `initialize`). Dropping the handle withdraws the call without telling the peer.
+    ///
+    /// # Errors
+    /// [`RpcError::Closed`] when the connection is closed.
+    pub(crate) async fn send_request(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Sent, RpcError> {
+        let (id, key, answered) = self.register(None)?;
+        let sent = Sent {
+            pending: self.pending.clone(),
+            key,
+            answered,
+            kept: true,
+        };
+        self.send(Frame::request(id, method, params.as_deref()))
+            .await?;
+        Ok(sent)
+    }
+}
+
+/// A request in flight ([`Connection::send_request`]).
+pub(crate) struct Sent {
+    pending: Pending,
+    key: String,
+    answered: oneshot::Receiver<Answer>,
+    /// Withdrawn from the pending calls when dropped (not after [`Sent::ignore`]).
+    kept: bool,
+}
+
+impl Sent {
+    /// The answer, when it comes; cancel-safe, so it can be raced and awaited again.
+    ///
+    /// # Errors
+    /// [`RpcError::Closed`] when the connection closed first; the peer's error; a transport
+    /// failure; an invalid response.
+    pub(crate) async fn answer(&mut self) -> Result<Response, RpcError> {
+        match (&mut self.answered).await {
+            Ok(Ok(frame)) => Response::from_frame(frame),
+            Ok(Err(failed)) => Err(RpcError::Transport(failed)),
+            Err(_) => Err(RpcError::Closed),
+        }
+    }
+
+    /// Gives up on the answer without telling the peer (`initialize` must not be cancelled):
+    /// it stays expected, and is dropped without an event when it comes. One entry per
+    /// ignored request stays until then.
+    pub(crate) fn ignore(mut self) {
+        if let Some(waiting) = locked(&self.pending).get_mut(&self.key) {
+            waiting.quiet = true;
+        }
+        self.kept = false;
+    }
+}
+
+impl Drop for Sent {
+    fn drop(&mut self) {
+        if self.kept {
+            locked(&self.pending).remove(&self.key);
+        }
     }
 }
 
@@ -496,6 +581,7 @@ fn route(received: Received, pending: &Pending, progress: &Watchers) -> Option<E
             match waiting {
                 Some(waiting) => match waiting.answer.send(Ok(frame)) {
                     Ok(()) => return None,
+                    Err(Ok(_)) if waiting.quiet => return None,
                     Err(Ok(frame)) => Event::Unmatched(frame),
                     Err(Err(_)) => return None,
                 },

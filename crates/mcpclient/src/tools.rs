@@ -55,6 +55,12 @@ pub struct Upgraded {
 }
 
 impl Tool {
+    /// A tool object listed earlier (kept in a cache), its schemas compiled as when listed;
+    /// `None` without a string `name`.
+    pub fn from_listed(raw: Value) -> Option<Tool> {
+        Tool::new(raw)
+    }
+
     pub(crate) fn new(raw: Value) -> Option<Tool> {
         let name = raw.get("name")?.as_str()?.to_owned();
         let input = Schema::compile(raw.get("inputSchema").unwrap_or(&json!({"type": "object"})));

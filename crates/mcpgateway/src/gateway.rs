@@ -306,6 +306,24 @@ impl upstream::Supervisor for Hub {
         self.upstream_options(index)
     }
 
+    fn learnt(&self, index: usize, discovery: &mcpclient::Discovery) {
+        let (Some(memory), Some(upstream)) = (&self.options.eras, self.upstreams.get(index)) else {
+            return;
+        };
+        if let Err(error) = memory.learn(&upstream.config.transport, discovery) {
+            tracing::warn!(server = upstream.name(), %error, "the protocol era learnt could not be kept");
+        }
+    }
+
+    fn unlearnt(&self, index: usize) {
+        let (Some(memory), Some(upstream)) = (&self.options.eras, self.upstreams.get(index)) else {
+            return;
+        };
+        if let Err(error) = memory.forget(&upstream.config.transport) {
+            tracing::warn!(server = upstream.name(), %error, "the protocol era remembered could not be forgotten");
+        }
+    }
+
     fn report(self: Arc<Self>, index: usize, report: upstream::Report) {
         let upstream = &self.upstreams[index];
         if upstream.is_retired() {
@@ -351,7 +369,7 @@ impl Hub {
             protocol: self
                 .upstreams
                 .get(index)
-                .map(|u| u.config.protocol)
+                .map(|u| u.protocol(self.options.eras.as_ref()))
                 .unwrap_or_default(),
         }
     }

@@ -151,6 +151,10 @@ pub struct GatewayOptions {
     /// The most per-session server connections one client's sessions hold at once
     /// ([`crate::MAX_SESSION_SERVERS_PER_CLIENT`] unless configured).
     pub max_session_servers_per_client: usize,
+    /// Where the protocol era each server was found to speak is kept between runs, so that
+    /// its next start speaks it at once (the user's cache folder, which the binary names);
+    /// none: each run learns again.
+    pub eras: Option<servercache::EraMemory>,
 }
 
 impl Default for GatewayOptions {
@@ -166,6 +170,7 @@ impl Default for GatewayOptions {
             lock_file: None,
             max_session_servers: crate::MAX_SESSION_SERVERS,
             max_session_servers_per_client: crate::MAX_SESSION_SERVERS_PER_CLIENT,
+            eras: None,
         }
     }
 }

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use mcpclient::{
-    Client, ClientError, ClientOptions, ConnectError, Connected, Event, Frame, Reach, Spawn,
-    StderrTail,
+    Client, ClientError, ClientOptions, ConnectError, Connected, Discovery, Era, Event, Frame,
+    Listing, Protocol, Reach, Spawn, StderrTail,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
@@ -87,6 +87,8 @@ pub(crate) struct Upstream {
     /// It has been running or down at least once: its first start is over, one way or the
     /// other (readiness, see `health`).
     settled_once: AtomicBool,
+    /// The era its last start spoke: every later start speaks it at once.
+    learnt: Mutex<Option<Era>>,
 }
 
 impl Upstream {
@@ -102,6 +104,22 @@ impl Upstream {
             retired: AtomicBool::new(false),
             admission: Arc::default(),
             settled_once: AtomicBool::new(false),
+            learnt: Mutex::new(None),
+        }
+    }
+
+    /// The protocol to start it with: as configured, unless the config leaves it to the probe
+    /// and an era is known: the one its last start in this run spoke, else the one `memory`
+    /// keeps from an earlier run ([`Protocol::Remembered`]).
+    pub(crate) fn protocol(&self, memory: Option<&servercache::EraMemory>) -> Protocol {
+        if self.config.protocol != Protocol::Auto {
+            return self.config.protocol;
+        }
+        let learnt = *self.learnt.lock().unwrap_or_else(|p| p.into_inner());
+        match (learnt, memory) {
+            (Some(era), _) => Protocol::Remembered(era),
+            (None, Some(memory)) => memory.protocol_for(&self.config.transport, Protocol::Auto),
+            (None, None) => Protocol::Auto,
         }
     }
 
@@ -253,6 +271,12 @@ impl Upstream {
 pub(crate) trait Supervisor: Send + Sync + 'static {
     /// The client options for a new connection to server `index`.
     fn client_options(&self, index: usize) -> ClientOptions;
+    /// Server `index` started speaking the era `discovery` says: kept for later runs when
+    /// it was learnt (probed, or fell back).
+    fn learnt(&self, index: usize, discovery: &Discovery);
+    /// A start of server `index` that spoke a remembered era failed: forgotten, so that the
+    /// next one (in this run or a later one) probes again.
+    fn unlearnt(&self, index: usize);
     /// Something happened to server `index`.
     fn report(self: Arc<Self>, index: usize, report: Report);
 }
@@ -282,6 +306,7 @@ pub(crate) async fn supervise<S: Supervisor>(
         let Some(options) = gateway.upgrade().map(|g| g.client_options(upstream.index)) else {
             return;
         };
+        let remembered = options.protocol;
         let started = {
             // The semaphore is never closed; were it, starting without a turn is still right.
             let _turn = starts.acquire().await;
@@ -291,9 +316,19 @@ pub(crate) async fn supervise<S: Supervisor>(
             Ok((running, events)) => {
                 let since = Instant::now();
                 let running = Arc::new(running);
-                tracing::info!(server = upstream.name(), "server running");
+                let found = running.client.discovery();
+                *upstream.learnt.lock().unwrap_or_else(|p| p.into_inner()) = Some(found.era);
+                tracing::info!(
+                    server = upstream.name(),
+                    protocol = running.client.protocol_version(),
+                    era = found.era.name(),
+                    why = found.why.describe(),
+                    evidence = %found.evidence,
+                    "server running"
+                );
                 match gateway.upgrade() {
                     Some(g) => {
+                        g.learnt(upstream.index, &found);
                         g.report(upstream.index, Report::State(State::Ready(running.clone())))
                     }
                     None => return,
@@ -306,6 +341,12 @@ pub(crate) async fn supervise<S: Supervisor>(
                 (reason, Vec::new())
             }
             Err(failure) => {
+                if let Protocol::Remembered(_) = remembered {
+                    *upstream.learnt.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                    if let Some(g) = gateway.upgrade() {
+                        g.unlearnt(upstream.index);
+                    }
+                }
                 let stderr = failure.stderr_tail().await;
                 (failure.reason, stderr)
             }
@@ -359,8 +400,9 @@ impl StartFailure {
     }
 }
 
-/// Connects (see [`mcpclient::connect`]), and lists what the server offers, all within the
-/// server's start timeout.
+/// Connects and lists the tools (see [`mcpclient::connect_listing`]: a start that fails after
+/// the `server/discover` probe is tried again without it, with a start timeout of its own),
+/// then the rest of what the server offers, all within the server's start timeout.
 pub(crate) async fn start(
     config: &UpstreamConfig,
     options: ClientOptions,
@@ -373,7 +415,14 @@ pub(crate) async fn start(
             within.as_secs_f64()
         )
     };
-    let connected = mcpclient::connect(&config.transport, options, Spawn::Grouped, within).await;
+    let connected = mcpclient::connect_listing(
+        &config.transport,
+        options,
+        Spawn::Grouped,
+        within,
+        Listing::ToolsIfOffered,
+    )
+    .await;
     let Connected {
         client,
         events,
@@ -386,15 +435,12 @@ pub(crate) async fn start(
             return Err(StartFailure::new(error, stderr));
         }
     };
-    let listing = async {
-        if offers(&client, "tools") {
-            client.list_tools().await?;
-        }
-        Ok::<_, ClientError>(list_others(&client).await)
+    let deadline = match client.discovery().why {
+        mcpclient::Why::FellBack => tokio::time::Instant::now() + within,
+        _ => deadline,
     };
-    let lists = match tokio::time::timeout_at(deadline, listing).await {
-        Ok(Ok(lists)) => lists,
-        Ok(Err(error)) => return Err(StartFailure::new(error, stderr)),
+    let lists = match tokio::time::timeout_at(deadline, list_others(&client)).await {
+        Ok(lists) => lists,
         Err(_) => return Err(StartFailure::new(late(), stderr)),
     };
     let (flush, flushes) = mpsc::unbounded_channel();

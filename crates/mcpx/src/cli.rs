@@ -111,6 +111,9 @@ pub(crate) enum Command {
         /// equivalent; one that has none as listed, named by `mcpx lint`).
         #[arg(long, value_name = "DIALECT", requires = "json", value_parser = ["original", "2020-12"], default_value = "original")]
         dialect: String,
+        /// Ask the servers for their tools even when the cache holds a list of the last hour.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Call a tool; its arguments are checked against its inputSchema before anything is sent.
     #[command(
@@ -152,6 +155,9 @@ pub(crate) enum Command {
         /// Also check against this provider's tool-calling API (repeat for more).
         #[arg(long, value_parser = ["anthropic", "openai", "gemini"])]
         target: Vec<String>,
+        /// Ask the servers for their tools even when the cache holds a list of the last hour.
+        #[arg(long)]
+        refresh: bool,
     },
     /// Record each tool's definition (name, description, annotations, input and output
     /// schemas) in mcpx.lock.json beside the config; with --check, print what changed since,
@@ -321,6 +327,14 @@ pub(crate) enum Command {
         /// Then use this much CPU time, for the startup benchmark.
         #[arg(long, hide = true, value_name = "SECONDS", default_value_t = 0.0, value_parser = seconds_for_start)]
         start_cpu: f64,
+        /// Speak this protocol era: legacy (server/discover unknown), modern (2026-07-28 only)
+        /// or dual (both), for the probe's tests.
+        #[arg(long, hide = true, value_parser = ["legacy", "modern", "dual"], default_value = "legacy")]
+        era: String,
+        /// Die on a request whose method it does not know (server/discover to a legacy
+        /// server), as servers on the MCP Python SDK 1.6 do, for the probe's tests.
+        #[arg(long, hide = true)]
+        crash_on_unknown_method: bool,
     },
     /// Compile and apply JSON Schemas under mcpx's policy (offline, bounded, formats as annotations).
     #[command(subcommand)]

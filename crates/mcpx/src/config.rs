@@ -59,6 +59,9 @@ pub struct Server {
     /// `pinning`: whether the gateway compares its tools with the lock file; when `None`, warn
     /// if the lock file pins it, else off.
     pub pinning: Option<Pinning>,
+    /// The entry as written in the file (`${VAR}`s unexpanded): what its cached tool list is
+    /// keyed by.
+    pub entry: Value,
 }
 
 impl Server {
@@ -67,6 +70,7 @@ impl Server {
     fn unusable(name: &str, entry: &Value, problem: String) -> Server {
         Server {
             name: name.to_owned(),
+            entry: entry.clone(),
             transport: Reach::unusable(entry, problem),
             tools: ToolFilter::default(),
             startup_timeout: mcpgateway::START_TIMEOUT,
@@ -277,6 +281,7 @@ fn server(
 ) -> anyhow::Result<Server> {
     Ok(Server {
         name: name.to_owned(),
+        entry: entry.clone(),
         transport: Reach::from_entry(entry, at, lookup)?,
         tools: ToolFilter {
             allow: strings(entry.get("allowTools")),

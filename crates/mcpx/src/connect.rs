@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use anstream::eprintln;
 use mcpclient::{
     BoxFuture, Client, ClientOptions, ConnectError, Connected, ElicitationAnswer,
-    ElicitationHandler, ElicitationRequest, Handlers, Spawn, Tool,
+    ElicitationHandler, ElicitationRequest, Handlers, Listing, Spawn, Tool,
 };
 use serde_json::{json, Value};
 
@@ -118,6 +118,8 @@ pub(crate) struct StartFailure {
     pub(crate) error: anyhow::Error,
     /// At most [`MAX_SHOWN_STDERR_LINES`], oldest first.
     pub(crate) stderr: Vec<String>,
+    /// It ran out of its `startupTimeout` (rather than failing).
+    pub(crate) late: bool,
 }
 
 impl std::fmt::Display for StartFailure {
@@ -133,8 +135,10 @@ impl std::fmt::Display for StartFailure {
 impl std::error::Error for StartFailure {}
 
 /// A client connected to `server`, its tools listed and compiled, within the server's
-/// `startupTimeout`. What is logged meanwhile names the server (`server{name=…}`): the client
-/// library's warnings do not know it.
+/// `startupTimeout`. The era an earlier run learnt is spoken at once (and forgotten when that
+/// start fails); what this start learns, and the tools it listed, are kept for the next
+/// ([`crate::remembered`]). What is logged meanwhile names the server (`server{name=…}`): the
+/// client library's warnings do not know it.
 pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
     use tracing::Instrument;
     // At error level, so that it shows with every message the filter lets through.
@@ -143,44 +147,56 @@ pub(crate) async fn connect(server: &Server, elicit: Elicit) -> Result<Client, S
 }
 
 async fn start(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> {
+    let eras = crate::remembered::eras();
+    let protocol = match &eras {
+        Some(memory) => memory.protocol_for(&server.transport, server.protocol),
+        None => server.protocol,
+    };
     let options = ClientOptions {
         client_info: json!({"name": "mcpx", "version": env!("CARGO_PKG_VERSION")}),
         handlers: Handlers::default().elicitation(CommandLineUser {
             elicit,
             answered: Mutex::new(false),
         }),
-        protocol: server.protocol,
+        protocol,
         ..ClientOptions::default()
     };
     let context = || format!("server '{}'", server.name);
     let reach = crate::login::reach(server).map_err(|error| StartFailure {
         error: error.context(context()),
         stderr: Vec::new(),
+        late: false,
     })?;
     // A login the server asks for happens while connecting, and has time of its own.
     let timeout = server.startup_timeout + crate::login::allowance(server);
-    let deadline = tokio::time::Instant::now() + timeout;
-    let late = || {
-        anyhow::anyhow!(
-            "did not start and list its tools within {} s (its startupTimeout)",
-            timeout.as_secs_f64()
-        )
-    };
-    let connected = mcpclient::connect(&reach, options, Spawn::Inline, timeout).await;
+    let connected =
+        mcpclient::connect_listing(&reach, options, Spawn::Inline, timeout, Listing::Tools).await;
+    let late = matches!(connected, Err(ConnectError::Timeout { .. }));
     let (error, stderr) = match connected {
-        Ok(Connected { client, stderr, .. }) => {
-            match tokio::time::timeout_at(deadline, client.list_tools()).await {
-                Ok(Ok(_)) => return Ok(client),
-                Ok(Err(error)) => (anyhow::Error::new(error), stderr),
-                Err(_) => (late(), stderr),
+        Ok(Connected { client, .. }) => {
+            if let Some(memory) = &eras {
+                // A memory that cannot be written is learnt again next time.
+                let _ = memory.learn(&server.transport, &client.discovery());
             }
+            keep_tools(server, &client);
+            return Ok(client);
         }
-        Err(ConnectError::Timeout { stderr, .. }) => (late(), stderr),
+        Err(ConnectError::Timeout { stderr, .. }) => (
+            anyhow::anyhow!(
+                "did not start and list its tools within {} s (its startupTimeout)",
+                timeout.as_secs_f64()
+            ),
+            stderr,
+        ),
         Err(error) => {
             let stderr = error.stderr().cloned();
             (anyhow::Error::new(error), stderr)
         }
     };
+    if let (Some(memory), mcpclient::Protocol::Remembered(_)) = (&eras, protocol) {
+        // The era remembered may be what fails now: the next start probes again.
+        let _ = memory.forget(&server.transport);
+    }
     let stderr = match stderr {
         Some(tail) => tail.settled(MAX_SHOWN_STDERR_LINES).await,
         None => Vec::new(),
@@ -188,7 +204,24 @@ async fn start(server: &Server, elicit: Elicit) -> Result<Client, StartFailure> 
     Err(StartFailure {
         error: error.context(context()),
         stderr,
+        late,
     })
+}
+
+/// Keeps the tools `client` listed for `tools`, `tools --search` and `lint` (best effort: a
+/// list that cannot be kept is asked for again next time).
+fn keep_tools(server: &Server, client: &Client) {
+    let Some(cache) = crate::remembered::tool_cache() else {
+        return;
+    };
+    let list = servercache::CachedList {
+        tools: client.tools().iter().map(|t| t.raw().clone()).collect(),
+        server: client.server_info().cloned().unwrap_or(Value::Null),
+        protocol_version: client.protocol_version().to_owned(),
+        listed_at: std::time::SystemTime::now(),
+    };
+    let key = servercache::ToolCache::key(&server.entry, &server.transport);
+    let _ = cache.store(&key, &list);
 }
 
 /// The tool called `name` of the client's last list.

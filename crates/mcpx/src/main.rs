@@ -27,6 +27,7 @@ mod login;
 mod output;
 mod platform;
 mod prompt;
+mod remembered;
 mod stderr_log;
 
 use std::process::ExitCode;
@@ -67,17 +68,27 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             limit,
             json,
             ref dialect,
+            refresh,
         } => {
             if let Some(query) = search {
                 let limit = limit.map_or(commands::search::SEARCH_LIMIT, usize::from);
-                let asked = commands::search::Asked { query, limit, json };
+                let asked = commands::search::Asked {
+                    query,
+                    limit,
+                    json,
+                    refresh,
+                };
                 return commands::mcp::search(&config()?, server.as_deref(), &asked);
             }
             let dialect = match dialect.as_str() {
                 "2020-12" => mcpgateway::DownstreamDialect::Draft202012,
                 _ => mcpgateway::DownstreamDialect::Original,
             };
-            let listing = commands::mcp::Listing { json, dialect };
+            let listing = commands::mcp::Listing {
+                json,
+                dialect,
+                refresh,
+            };
             commands::mcp::tools(&config()?, server.as_deref(), tool.as_deref(), listing)
         }
         Command::Call {
@@ -94,13 +105,14 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
         Command::Lint {
             ref server,
             ref target,
+            refresh,
         } => {
             // The parser allows the three names only.
             let targets: Vec<toolcompat::Target> = target
                 .iter()
                 .filter_map(|t| toolcompat::Target::from_name(t))
                 .collect();
-            commands::mcp::lint(&config()?, server.as_deref(), &targets)
+            commands::mcp::lint(&config()?, server.as_deref(), &targets, refresh)
         }
         Command::Pin {
             ref server,
@@ -196,6 +208,8 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
             ref record,
             start_delay,
             start_cpu,
+            ref era,
+            crash_on_unknown_method,
         } => {
             slow_start(start_delay, start_cpu);
             let record = match record {
@@ -216,9 +230,21 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
                 generated_tools,
                 notifying,
                 drifted,
+                era: match era.as_str() {
+                    "modern" => mcpx_fixture::Era::Modern,
+                    "dual" => mcpx_fixture::Era::Dual,
+                    _ => mcpx_fixture::Era::Legacy,
+                },
+                crash_on_unknown_method,
             };
-            mcpx_fixture::serve(std::io::stdin().lock(), std::io::stdout().lock(), options);
-            Ok(ExitCode::SUCCESS)
+            let (input, output) = (std::io::stdin().lock(), std::io::stdout().lock());
+            match mcpx_fixture::serve(input, output, options) {
+                Some(why) => {
+                    eprintln!("{why}");
+                    Ok(ExitCode::FAILURE)
+                }
+                None => Ok(ExitCode::SUCCESS),
+            }
         }
     }
 }

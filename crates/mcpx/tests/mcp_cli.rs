@@ -238,7 +238,7 @@ fn tools_lists_and_describes() {
         .get_output()
         .stdout
         .clone();
-    insta::assert_snapshot!(String::from_utf8(servers).unwrap(), @"demo	stdio	ok	2025-11-25	6 tools	0 failing the policy");
+    insta::assert_snapshot!(String::from_utf8(servers).unwrap(), @"demo	stdio	ok	2025-11-25 (probed)	6 tools	0 failing the policy");
     mcpx(&config)
         .args(["tools", "demo", "nope"])
         .assert()

@@ -78,7 +78,9 @@ fn servers_starting_show_a_status_line_each_on_a_terminal() {
         .env("NO_COLOR", "1");
     let mut session = rexpect::session::spawn_command(command, Some(TIMEOUT_MS)).unwrap();
     session.exp_regex("slow +starting").unwrap();
-    session.exp_regex(r"slow +ok, 6 tools \(").unwrap();
+    session
+        .exp_regex(r"slow +ok, 2025-11-25 \(probed\), 6 tools \(")
+        .unwrap();
     session.exp_string("quick\tstdio\tok").unwrap();
     session.exp_string("slow\tstdio\tok").unwrap();
     session.exp_eof().unwrap();

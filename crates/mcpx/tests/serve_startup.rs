@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{spec, Downstream};
+use common::{logged, spec, Downstream};
 use serde_json::json;
 
 /// The `startupTimeout` of the server that never answers.
@@ -16,18 +16,6 @@ const HANG_TIMEOUT: Duration = Duration::from_millis(500);
 /// measured). Before: 30 s, in which a start timeout of 30 s (the default) would have passed
 /// too.
 const LOG_WAIT: Duration = Duration::from_secs(3);
-
-/// Whether the log holds every one of `wanted` by `deadline`.
-async fn logged(gateway: &Downstream, wanted: &[&str], deadline: tokio::time::Instant) -> bool {
-    while tokio::time::Instant::now() < deadline {
-        let log = gateway.log();
-        if wanted.iter().all(|w| log.contains(w)) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
 
 #[tokio::test]
 #[cfg_attr(windows, ignore = "its dying server is an `sh` script")]
@@ -50,7 +38,12 @@ async fn a_server_that_dies_starting_is_logged_with_its_stderr_and_startup_timeo
         "did not start within 0.5 s (its startupTimeout)",
     ];
     assert!(
-        logged(&gateway, &wanted, deadline).await,
+        logged(
+            &gateway,
+            &wanted,
+            deadline.saturating_duration_since(tokio::time::Instant::now())
+        )
+        .await,
         "{}",
         gateway.log()
     );

@@ -4,6 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anstream::eprintln;
 use anyhow::Context;
@@ -50,8 +52,11 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
                     .iter()
                     .filter(|t| t.input_error().is_some() || t.output_error().is_some())
                     .count();
+                let found = client.discovery();
                 json!({"name": server.name, "transport": server.transport.kind(), "started": true,
-                    "protocolVersion": client.protocol_version(), "tools": tools.len(), "failingSchemas": failing})
+                    "protocolVersion": client.protocol_version(), "era": found.era.name(),
+                    "eraChosen": found.why.name(), "eraEvidence": found.evidence,
+                    "tools": tools.len(), "failingSchemas": failing})
             }
             Err(failure) => {
                 json!({"name": server.name, "transport": server.transport.kind(), "started": false,
@@ -70,9 +75,10 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
             let name = row["name"].as_str().unwrap_or_default();
             let kind = row["transport"].as_str().unwrap_or_default();
             match outcome {
-                Ok(_) => out.push_str(&format!(
-                    "{name}\t{kind}\tok\t{}\t{} tools\t{} failing the policy\n",
+                Ok(client) => out.push_str(&format!(
+                    "{name}\t{kind}\tok\t{} ({})\t{} tools\t{} failing the policy\n",
                     row["protocolVersion"].as_str().unwrap_or_default(),
+                    client.discovery().why.describe(),
                     row["tools"],
                     row["failingSchemas"]
                 )),
@@ -98,41 +104,114 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
     })
 }
 
-/// The servers a command names (one, or all of the config), started; those that failed are
-/// reported on stderr. With one server named, its failure is the command's error.
-pub(crate) fn start_chosen<'c>(
+/// A server's tools, as it listed them now or as the cache kept them.
+pub(crate) struct Listed<'c> {
+    pub(crate) server: &'c Server,
+    pub(crate) tools: Arc<Vec<Tool>>,
+    /// How long ago the list was taken, when it came from the cache.
+    pub(crate) cached: Option<Duration>,
+    /// The running server the list came from (kept until the command is done).
+    _client: Option<Client>,
+}
+
+/// The tools of the servers a command names (one, or all of the config): from the cache when
+/// it holds a fresh list (see [`servercache::TOOLS_FRESH_FOR`]) and `refresh` is not asked,
+/// else from the server, started (and its list cached). Servers that failed to start are
+/// reported on stderr, and so is the use of the cache and its age; with one server named, its
+/// failure is the command's error.
+pub(crate) fn list_chosen<'c>(
     rt: &tokio::runtime::Runtime,
     config: &'c Config,
-    server: Option<&str>,
-) -> anyhow::Result<(Vec<(&'c Server, Client)>, bool)> {
-    let chosen: Vec<&Server> = match server {
+    named: Option<&str>,
+    refresh: bool,
+) -> anyhow::Result<(Vec<Listed<'c>>, bool)> {
+    let chosen: Vec<&Server> = match named {
         Some(name) => vec![config.server(name)?],
         None => config.servers.iter().collect(),
     };
-    let mut clients = Vec::new();
+    let cache = crate::remembered::tool_cache().filter(|_| !refresh);
+    let mut cached: Vec<Option<servercache::CachedList>> = chosen
+        .iter()
+        .map(|server| {
+            let cache = cache.as_ref()?;
+            let key = servercache::ToolCache::key(&server.entry, &server.transport);
+            // A list that cannot be read is asked for again.
+            cache.load(&key).ok().flatten().filter(|l| l.is_fresh())
+        })
+        .collect();
+    let to_start: Vec<&Server> = chosen
+        .iter()
+        .zip(&cached)
+        .filter(|(_, list)| list.is_none())
+        .map(|(server, _)| *server)
+        .collect();
+    let mut started = rt.block_on(start_all(&to_start)).into_iter();
+    let mut listed = Vec::new();
     let mut failed = false;
-    for Started {
-        server: started,
-        outcome,
-    } in rt.block_on(start_all(&chosen))
-    {
+    for (server, list) in chosen.iter().zip(cached.iter_mut()) {
+        if let Some(list) = list.take() {
+            let age = list.age();
+            let tools = list.tools.into_iter().filter_map(Tool::from_listed);
+            listed.push(Listed {
+                server,
+                tools: Arc::new(tools.collect()),
+                cached: Some(age),
+                _client: None,
+            });
+            continue;
+        }
+        let Some(Started { outcome, .. }) = started.next() else {
+            continue;
+        };
         match outcome {
-            Ok(client) => clients.push((started, client)),
-            Err(failure) if server.is_some() => return Err(failure.into()),
+            Ok(client) => listed.push(Listed {
+                server,
+                tools: client.tools(),
+                cached: None,
+                _client: Some(client),
+            }),
+            Err(failure) if named.is_some() => return Err(failure.into()),
             Err(failure) => {
                 failed = true;
                 eprintln!("{}: {failure}", style::error("mcpx"));
             }
         }
     }
-    Ok((clients, failed))
+    say_cached(&listed);
+    Ok((listed, failed))
 }
 
-/// How `mcpx tools` prints: lines or JSON, schemas in which dialect (JSON only).
+/// One line on stderr when lists came from the cache: how many, and how old.
+fn say_cached(listed: &[Listed<'_>]) {
+    let ages: Vec<Duration> = listed.iter().filter_map(|l| l.cached).collect();
+    let (Some(youngest), Some(oldest)) = (ages.iter().min(), ages.iter().max()) else {
+        return;
+    };
+    let when = if youngest == oldest {
+        crate::remembered::ago(*oldest)
+    } else {
+        format!(
+            "{} to {}",
+            crate::remembered::ago(*youngest),
+            crate::remembered::ago(*oldest)
+        )
+    };
+    let servers = match ages.len() {
+        1 => "1 server".to_owned(),
+        n => format!("{n} servers"),
+    };
+    eprintln!(
+        "mcpx: the tools of {servers} are from the cache (listed {when} ago; --refresh asks the servers)"
+    );
+}
+
+/// How `mcpx tools` prints: lines or JSON, schemas in which dialect (JSON only); and whether
+/// the servers are asked even when the cache holds their lists.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Listing {
     pub(crate) json: bool,
     pub(crate) dialect: DownstreamDialect,
+    pub(crate) refresh: bool,
 }
 
 /// A tool object as `dialect` presents it.
@@ -153,13 +232,12 @@ pub(crate) fn tools(
 ) -> anyhow::Result<ExitCode> {
     let json_out = listing.json;
     let rt = runtime()?;
-    let (started, failed) = start_chosen(&rt, config, server)?;
+    let (listed, failed) = list_chosen(&rt, config, server, listing.refresh)?;
     let mut out = String::new();
     let mut raw = Vec::new();
-    for (server, client) in started {
-        let tools = client.tools();
+    for Listed { server, tools, .. } in &listed {
         if let Some(name) = tool_name {
-            let tool = tool(&tools, &server.name, name)?;
+            let tool = tool(tools, &server.name, name)?;
             if json_out {
                 raw.push(presented(tool, listing.dialect));
             } else {
@@ -204,10 +282,10 @@ pub(crate) fn search(
     asked: &super::search::Asked<'_>,
 ) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let (started, failed) = start_chosen(&rt, config, server)?;
-    let hits = super::search::search(&started, asked.query, asked.limit);
+    let (listed, failed) = list_chosen(&rt, config, server, asked.refresh)?;
+    let hits = super::search::search(&listed, asked.query, asked.limit);
     if asked.json {
-        let value = super::search::json(&hits, &started);
+        let value = super::search::json(&hits, &listed);
         print(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
     } else {
         print(&super::search::lines(&hits))?;
@@ -487,15 +565,16 @@ pub(crate) fn lint(
     config: &Config,
     server: Option<&str>,
     targets: &[toolcompat::Target],
+    refresh: bool,
 ) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let (started, failed) = start_chosen(&rt, config, server)?;
+    let (listed, failed) = list_chosen(&rt, config, server, refresh)?;
     let mut out = String::new();
     let mut problems = 0;
     let mut notes = 0;
     let mut strict_only = 0;
-    for (server, client) in started {
-        for tool in client.tools().iter() {
+    for Listed { server, tools, .. } in &listed {
+        for tool in tools.iter() {
             let exposed = mcpgateway::exposed_name(&server.prefix, tool.name());
             let schema = tool
                 .raw()

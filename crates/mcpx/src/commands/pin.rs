@@ -10,7 +10,7 @@ use mcpx::config::Config;
 use serde_json::Value;
 use toolpin::{Change, Pins, LOCK_FILE};
 
-use super::mcp::{runtime, start_chosen};
+use super::mcp::{list_chosen, runtime, Listed};
 use crate::cli::verdict;
 use crate::output::print;
 
@@ -105,13 +105,19 @@ pub(crate) fn run(config: &Config, asked: Pin<'_>) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{} does not exist: run `mcpx pin` first", path.display());
     }
     let rt = runtime()?;
-    let (started, failed) = start_chosen(&rt, config, server)?;
+    // Pinning compares what the servers list now: never the cache.
+    let (started, failed) = list_chosen(&rt, config, server, true)?;
     let mut pins: Pins = existing.unwrap_or_default();
     let mut out = String::new();
     let mut changed = 0;
     let mut tools = 0;
-    for (server, client) in &started {
-        let listed: Vec<Value> = client.tools().iter().map(|t| t.raw().clone()).collect();
+    for Listed {
+        server,
+        tools: offered,
+        ..
+    } in &started
+    {
+        let listed: Vec<Value> = offered.iter().map(|t| t.raw().clone()).collect();
         let by_name = |name: &str| {
             listed
                 .iter()

@@ -1,10 +1,10 @@
 //! `mcpx tools --search QUERY`: the tools of every configured server (or of the one named),
 //! ranked for a task in plain words by the same index the gateway's search mode uses.
 
-use mcpclient::Client;
-use mcpx::config::Server;
 use serde_json::Value;
 use toolsearch::{Hit, Index, Options};
+
+use super::mcp::Listed;
 
 /// Hits printed unless `--limit` says otherwise: more than the gateway's default, since a person
 /// scans a terminal faster than a model reads a result.
@@ -22,17 +22,17 @@ pub(crate) struct Asked<'a> {
     pub(crate) limit: usize,
     /// Print JSON instead of lines.
     pub(crate) json: bool,
+    /// Ask the servers even when the cache holds their lists.
+    pub(crate) refresh: bool,
 }
 
-/// The ranked hits for `query` over the started servers' tools, at most `limit`.
-pub(crate) fn search(started: &[(&Server, Client)], query: &str, limit: usize) -> Vec<Hit> {
-    let lists: Vec<(&str, std::sync::Arc<Vec<mcpclient::Tool>>)> = started
-        .iter()
-        .map(|(server, client)| (server.name.as_str(), client.tools()))
-        .collect();
-    let tools = lists
-        .iter()
-        .flat_map(|(server, tools)| tools.iter().map(move |t| (*server, t.raw())));
+/// The ranked hits for `query` over the listed servers' tools, at most `limit`.
+pub(crate) fn search(listed: &[Listed<'_>], query: &str, limit: usize) -> Vec<Hit> {
+    let tools = listed.iter().flat_map(|l| {
+        l.tools
+            .iter()
+            .map(move |t| (l.server.name.as_str(), t.raw()))
+    });
     Index::build(tools, &Options::default()).search(query, None, limit)
 }
 
@@ -53,14 +53,14 @@ pub(crate) fn lines(hits: &[Hit]) -> String {
 
 /// The hits as JSON: the gateway search tool's structured result, each named as `mcpx serve`
 /// exposes it (the server's configured prefix, `SERVER__` by default).
-pub(crate) fn json(hits: &[Hit], started: &[(&Server, Client)]) -> Value {
+pub(crate) fn json(hits: &[Hit], listed: &[Listed<'_>]) -> Value {
     let name_of = |hit: &Hit| {
-        let prefix = started
+        let prefix = listed
             .iter()
-            .find(|(server, _)| server.name == hit.server)
+            .find(|l| l.server.name == hit.server)
             .map_or_else(
                 || mcpgateway::default_prefix(&hit.server),
-                |(server, _)| server.prefix.clone(),
+                |l| l.server.prefix.clone(),
             );
         mcpgateway::exposed_name(&prefix, &hit.name)
     };

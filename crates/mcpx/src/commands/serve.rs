@@ -175,6 +175,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             max_session_servers: config.gateway.max_session_servers,
             max_session_servers_per_client: config.gateway.max_session_servers_per_client,
             observe: observe.clone(),
+            eras: crate::remembered::eras(),
             ..GatewayOptions::default()
         };
         let metrics = match serve.metrics {

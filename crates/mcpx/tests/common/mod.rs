@@ -137,6 +137,17 @@ impl Downstream {
         args: &[&str],
         capabilities: Value,
     ) -> Downstream {
+        Downstream::start_with_env(spec, config, args, capabilities, &[]).await
+    }
+
+    /// [`Downstream::start_speaking`] with `env` set for mcpx.
+    pub async fn start_with_env(
+        spec: &'static Spec,
+        config: &Path,
+        args: &[&str],
+        capabilities: Value,
+        env: &[(&str, &str)],
+    ) -> Downstream {
         let mut all = vec![
             "--config".to_owned(),
             config.display().to_string(),
@@ -146,6 +157,10 @@ impl Downstream {
         let transport = StdioTransport::spawn(&StdioCommand {
             program: MCPX.into(),
             args: all,
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
             ..StdioCommand::default()
         })
         .unwrap();
@@ -321,6 +336,65 @@ pub fn call_arrived(record: &Path, tool: &str) -> bool {
             && entry["message"]["method"] == "tools/call"
             && entry["message"]["params"]["name"] == tool
     })
+}
+
+/// The most CPU time a [`CpuHog`] spins for, should the test never stop it.
+const HOG_CPU_SECONDS: &str = "300";
+
+/// Busy loops on every core while alive: `mcpx demo-server --start-cpu`, which spins until it
+/// has used its CPU time (bounded by [`HOG_CPU_SECONDS`]); killed when dropped.
+pub struct CpuHog(Vec<std::process::Child>);
+
+impl CpuHog {
+    pub fn start() -> CpuHog {
+        use std::process::{Command, Stdio};
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        let hogs = (0..cores)
+            .map(|_| {
+                Command::new(MCPX)
+                    .args(["demo-server", "--start-cpu", HOG_CPU_SECONDS])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        CpuHog(hogs)
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
+/// The row of `mcpx servers` for the stdio server `name`, from `ok` (or `failed`) on.
+pub fn servers_row<'o>(out: &'o str, name: &str) -> &'o str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}\tstdio\t")))
+        .unwrap_or_else(|| panic!("no row for {name}: {out}"))
+}
+
+/// The gateway's log line of `server` running, speaking `version` of `era` because `why`.
+pub fn running(server: &str, version: &str, era: &str, why: &str) -> String {
+    format!(r#"server running server="{server}" protocol="{version}" era="{era}" why="{why}""#)
+}
+
+/// Whether the gateway's log comes to hold every one of `wanted` within `wait`.
+pub async fn logged(gateway: &Downstream, wanted: &[&str], wait: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + wait;
+    while tokio::time::Instant::now() < deadline {
+        let log = gateway.log();
+        if wanted.iter().all(|w| log.contains(w)) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
 }
 
 /// The exact text of a response's `result`.
