@@ -21,18 +21,21 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use tokio::task::AbortHandle;
 
-use crate::bridge::Bridge;
-use crate::catalog::{changes, Catalog};
-use crate::instances::Instances;
-use crate::ratelog::RateLimitedLog;
-use crate::registry::Registry;
-use crate::roster::Roster;
+use crate::observe::ratelog::RateLimitedLog;
+use crate::options::GatewayOptions;
+use crate::options::UpstreamConfig;
+use crate::options::MAX_CONCURRENT_STARTS;
+use crate::options::SETTLE_TIMEOUT;
+use crate::policy::catalog::{changes, Catalog};
+use crate::sessions::bridge::Bridge;
+use crate::sessions::instances::Instances;
+use crate::sessions::principal::Principal;
+use crate::sessions::registry::Registry;
+use crate::sessions::session::Outbox;
+use crate::sessions::session::Session;
+use crate::upstream::roster::Roster;
 use crate::upstream::{self, State, Upstream};
 use crate::wire::{lock, null_id, response};
-use crate::{
-    GatewayOptions, Outbox, Principal, Session, UpstreamConfig, MAX_CONCURRENT_STARTS,
-    SETTLE_TIMEOUT,
-};
 
 /// The gateway. Cloning it gives another handle to the same gateway.
 #[derive(Clone)]
@@ -69,18 +72,18 @@ pub(crate) struct Hub {
     /// The connections of per-session servers, by session.
     pub(crate) instances: Instances,
     /// Modern clients' calls waiting for their input (MRTR).
-    pub(crate) parked: crate::conversation::Parked,
+    pub(crate) parked: crate::protocol::conversation::Parked,
     /// The exposure plan of the catalog and each session's described tools.
-    pub(crate) exposure: crate::exposure::State,
+    pub(crate) exposure: crate::policy::exposure::State,
     /// Tool pinning: the lock file and what was reported of it.
-    pins: Arc<crate::pinning::Pins>,
+    pins: Arc<crate::policy::pinning::Pins>,
 }
 
 impl Gateway {
     /// A gateway in front of `upstreams`; servers start at once (stdio ones on first use when
     /// `options.lazy`). Must be called inside a Tokio runtime.
     pub fn start(upstreams: Vec<UpstreamConfig>, options: GatewayOptions) -> Gateway {
-        let pins = Arc::new(crate::pinning::Pins::new(options.lock_file.clone()));
+        let pins = Arc::new(crate::policy::pinning::Pins::new(options.lock_file.clone()));
         let inner = Arc::new(Hub {
             upstreams: Arc::new(Roster::new(upstreams)),
             starts: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_STARTS)),
@@ -96,8 +99,8 @@ impl Gateway {
             scoped: tokio::sync::Mutex::new(()),
             applied_level: Mutex::default(),
             instances: Instances::default(),
-            parked: crate::conversation::Parked::default(),
-            exposure: crate::exposure::State::default(),
+            parked: crate::protocol::conversation::Parked::default(),
+            exposure: crate::policy::exposure::State::default(),
             pins,
         });
         inner.observe_upstreams();
@@ -107,7 +110,7 @@ impl Gateway {
             }
         }
         let hub = Arc::downgrade(&inner);
-        let approvals = crate::pinning::watch(inner.pins.clone(), move || {
+        let approvals = crate::policy::pinning::watch(inner.pins.clone(), move || {
             hub.upgrade().map(|hub| hub.changed()).is_some()
         });
         lock(&inner.supervisors).push(tokio::spawn(approvals).abort_handle());
@@ -213,7 +216,7 @@ impl Gateway {
         let abort_id = id.get().to_owned();
         let task = tokio::spawn(async move {
             let key = id.get();
-            let answer = if crate::modern::is_modern(&method, params.as_deref()) {
+            let answer = if crate::protocol::modern::is_modern(&method, params.as_deref()) {
                 inner.serve_modern(&for_task, key, &method, params).await
             } else {
                 inner.handle(&for_task, key, &method, params).await
@@ -272,7 +275,7 @@ impl Gateway {
     }
 
     /// Tool changes since pinned reported so far (each classified change once while it stays;
-    /// see [`crate::Pinning`]).
+    /// see [`crate::options::Pinning`]).
     pub fn pin_changes(&self) -> u64 {
         self.hub.pins.changes()
     }

@@ -11,10 +11,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::gateway::Gateway;
+use crate::options::GatewayOptions;
+use crate::options::Isolation;
+use crate::options::UpstreamConfig;
+use crate::policy::naming::default_prefix;
+use crate::policy::naming::ToolFilter;
+use crate::sessions::session::Session;
 use crate::testing::Kept;
-use crate::{
-    default_prefix, Gateway, GatewayOptions, Isolation, Session, ToolFilter, UpstreamConfig,
-};
 use mcpclient::{Frame, InProcess, Pipe, Protocol, Reach};
 use serde_json::{json, Value};
 use tokio_util::io::SyncIoBridge;
@@ -69,7 +73,7 @@ fn fixture(name: &str, isolation: Isolation) -> Fixture {
             protocol: Protocol::Legacy,
             coerce_arguments: false,
             exposure: None,
-            start_timeout: crate::START_TIMEOUT,
+            start_timeout: crate::options::START_TIMEOUT,
             pinning: None,
         },
         transcript: dir.path().to_owned(),
@@ -114,7 +118,8 @@ struct Client {
 impl Client {
     async fn new(gateway: &Gateway, version: &str, capabilities: Value) -> Client {
         let kept = Kept::default();
-        let session = gateway.open_session(kept.clone(), crate::Principal::local());
+        let session =
+            gateway.open_session(kept.clone(), crate::sessions::principal::Principal::local());
         let client = Client {
             gateway: gateway.clone(),
             session,

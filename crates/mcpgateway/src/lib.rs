@@ -17,73 +17,48 @@
 //! ([`Gateway::drain`]); [`HEALTH_PATH`] and [`READY_PATH`] tell a supervisor or a balancer
 //! where the gateway is ([`serve_health`] beside the stdio front).
 
+//!
+//! The crate's folders are its layers, each using only those below it: the fronts (`front/`),
+//! the protocol eras and their conversations (`protocol/`), the requests answered method by
+//! method (`requests.rs`, over the gateway itself, `gateway.rs`), the policy over the servers'
+//! tools (`policy/`), the sessions and their owners (`sessions/`), the servers under
+//! supervision (`upstream.rs`, `upstream/`), and what is observed (`observe/`), with the wire
+//! format of answers at the bottom (`wire.rs`).
+
 #![deny(missing_docs)]
 
-mod bearer;
-mod bridge;
-mod catalog;
-mod conversation;
-mod drain;
-mod exposure;
-mod fair;
+mod front;
 mod gateway;
-mod health;
-mod http;
 #[cfg(test)]
 mod in_memory_tests;
-mod instances;
-mod isolated;
-mod listen;
-mod modern;
-mod mrtr;
-mod naming;
 mod observe;
-mod observed;
 mod options;
-mod pinning;
-mod principal;
-mod question;
-mod ratelog;
-mod registry;
-mod reload;
+mod policy;
+mod protocol;
 mod requests;
-mod roster;
 #[cfg(test)]
 mod routing_tests;
-mod search_tools;
-mod session;
-mod stateless;
-mod stdio;
+mod sessions;
 #[cfg(test)]
 mod testing;
 mod upstream;
 mod wire;
 
-pub use bearer::{
+pub use front::bearer::{
     metadata_url, BearerError, Challenge, Grant, ResourceAuth, ToolScope, Verifier,
     CLOCK_LEEWAY_SECONDS, FETCH_TIMEOUT, KEYS_MAX_AGE, KEY_REFRESH_INTERVAL, MAX_JWKS_BYTES,
     MAX_JWKS_KEYS, MAX_METADATA_BYTES, MAX_TOKEN_BYTES,
 };
-pub use conversation::GATHER_WINDOW;
-pub use drain::{Phase, Stop, DRAIN_TIMEOUT};
-pub use exposure::{
-    Exposure, ExposureOptions, AUTO_MAX_LIST_BYTES, AUTO_MAX_TOOLS, MAX_DISCLOSED,
-    MAX_SEARCH_INDEXES,
-};
-pub use fair::MAX_UPSTREAM_IN_FLIGHT;
-pub use gateway::Gateway;
-pub use health::{serve_health, Health, HEALTH_PATH, READY_PATH};
-pub use http::{
+pub use front::drain::{Phase, Stop, DRAIN_TIMEOUT};
+pub use front::http::{
     serve_http, HttpError, HttpOptions, BODY_BUDGET_BYTES, BODY_BUDGET_WAIT, BODY_READ_TIMEOUT,
     DEFAULT_HTTP_ADDR, DRAIN_GRACE, HEADER_READ_TIMEOUT, KEEP_ALIVE, MAX_BODY_BYTES,
     MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, MAX_SESSIONS, MAX_SESSIONS_PER_CLIENT,
     MAX_UNREAD_STREAM_BYTES, MCP_PATH, SESSION_IDLE_TIMEOUT, SMALL_BODY_BYTES,
 };
-pub use isolated::{MAX_SESSION_SERVERS, MAX_SESSION_SERVERS_PER_CLIENT};
-pub use listen::MAX_LISTEN_RESOURCES;
-pub use modern::{supported_versions, MODERN_VERSIONS};
-pub use mrtr::{MAX_PARKED_CALLS, MAX_PARKED_PER_PRINCIPAL, PARKED_TTL};
-pub use naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
+pub use front::stdio::{serve_stdio, MAX_HELD_BYTES, MAX_UNREAD_BYTES};
+pub use gateway::Gateway;
+pub use observe::ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
 pub use observe::{
     serve_metrics, AuditOptions, Limit, Observe, ObserveError, Redactor, TracesError,
     AUDIT_FLUSH_GRACE, EXPORT_TIMEOUT, MAX_ESCAPE_LEVELS, MAX_QUEUED_AUDIT_LINES,
@@ -91,13 +66,22 @@ pub use observe::{
     REDACTED, TRACES_FLUSH_GRACE,
 };
 pub use options::{
-    DownstreamDialect, GatewayOptions, InvalidArguments, Isolation, UpstreamConfig,
-    HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_CONCURRENT_STARTS, MAX_RESENDS,
-    PROBE_TIMEOUT, SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT, STDERR_TAIL_LINES,
+    DownstreamDialect, Exposure, ExposureOptions, GatewayOptions, InvalidArguments, Isolation,
+    Pinning, UpstreamConfig, HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_CONCURRENT_STARTS,
+    MAX_RESENDS, MAX_SESSION_SERVERS, MAX_SESSION_SERVERS_PER_CLIENT, PARKED_TTL, PROBE_TIMEOUT,
+    SETTLE_TIMEOUT, STABLE_AFTER, START_TIMEOUT, STDERR_TAIL_LINES,
 };
-pub use pinning::{Pinning, LOCK_POLL_INTERVAL};
-pub use principal::Principal;
-pub use ratelog::{LOG_WINDOW, MAX_LINES_PER_WINDOW};
-pub use reload::{Reloaded, DRAIN_POLL};
-pub use session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};
-pub use stdio::{serve_stdio, MAX_HELD_BYTES, MAX_UNREAD_BYTES};
+pub use policy::exposure::{
+    AUTO_MAX_LIST_BYTES, AUTO_MAX_TOOLS, MAX_DISCLOSED, MAX_SEARCH_INDEXES,
+};
+pub use policy::naming::{default_prefix, exposed_name, ToolFilter, MAX_EXPOSED_NAME, SEPARATOR};
+pub use policy::pinning::LOCK_POLL_INTERVAL;
+pub use protocol::conversation::GATHER_WINDOW;
+pub use protocol::listen::MAX_LISTEN_RESOURCES;
+pub use protocol::modern::{supported_versions, MODERN_VERSIONS};
+pub use protocol::mrtr::{MAX_PARKED_CALLS, MAX_PARKED_PER_PRINCIPAL};
+pub use sessions::principal::Principal;
+pub use sessions::session::{Outbox, Session, MAX_REQUESTS_IN_FLIGHT};
+pub use upstream::fair::MAX_UPSTREAM_IN_FLIGHT;
+pub use upstream::health::{serve_health, Health, HEALTH_PATH, READY_PATH};
+pub use upstream::reload::{Reloaded, DRAIN_POLL};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use mcpclient::{Reach, DEFAULT_TIMEOUT};
 
-use crate::ToolFilter;
+use crate::policy::naming::ToolFilter;
 
 /// The first wait before restarting a server that failed to start or crashed; it doubles with
 /// each failure in a row, up to [`MAX_BACKOFF`].
@@ -76,12 +76,12 @@ pub struct UpstreamConfig {
     /// Off by default.
     pub coerce_arguments: bool,
     /// How its tools are offered (`exposure`); the gateway's mode when `None`.
-    pub exposure: Option<crate::Exposure>,
+    pub exposure: Option<Exposure>,
     /// How long starting it may take (`startupTimeout`; [`START_TIMEOUT`] unless configured).
     pub start_timeout: Duration,
     /// Whether its tool lists are compared with the lock file (`pinning`); when `None`, warn
     /// if the lock file pins it and off otherwise.
-    pub pinning: Option<crate::Pinning>,
+    pub pinning: Option<Pinning>,
 }
 
 /// Whether the gateway's clients share a server (`"isolation"` in its config entry).
@@ -135,21 +135,21 @@ pub struct GatewayOptions {
     /// How long a call to a server (or a question to the client) may take.
     pub timeout: Duration,
     /// How long a modern client's call waiting for input stays parked for its retry
-    /// ([`crate::PARKED_TTL`] unless configured).
+    /// ([`PARKED_TTL`] unless configured).
     pub input_ttl: Duration,
     /// The dialect tool schemas are presented in.
     pub downstream_dialect: DownstreamDialect,
     /// Which tools are listed directly and which behind the gateway's search tools.
-    pub exposure: crate::ExposureOptions,
-    /// Metrics, the audit log and traces ([`crate::Observe`]).
-    pub observe: crate::Observe,
+    pub exposure: ExposureOptions,
+    /// Metrics, the audit log and traces ([`crate::observe::Observe`]).
+    pub observe: crate::observe::Observe,
     /// The lock file of tool pinning (`mcpx.lock.json` beside the config); none, no pinning.
     pub lock_file: Option<std::path::PathBuf>,
     /// The most per-session server connections (for stdio, processes) at once
-    /// ([`crate::MAX_SESSION_SERVERS`] unless configured).
+    /// ([`MAX_SESSION_SERVERS`] unless configured).
     pub max_session_servers: usize,
     /// The most per-session server connections one client's sessions hold at once
-    /// ([`crate::MAX_SESSION_SERVERS_PER_CLIENT`] unless configured).
+    /// ([`MAX_SESSION_SERVERS_PER_CLIENT`] unless configured).
     pub max_session_servers_per_client: usize,
     /// Where the protocol era each server was found to speak is kept between runs, so that
     /// its next start speaks it at once (the user's cache folder, which the binary names);
@@ -163,14 +163,64 @@ impl Default for GatewayOptions {
             invalid_arguments: InvalidArguments::Error,
             lazy: false,
             timeout: DEFAULT_TIMEOUT,
-            input_ttl: crate::PARKED_TTL,
+            input_ttl: PARKED_TTL,
             downstream_dialect: DownstreamDialect::Original,
-            exposure: crate::ExposureOptions::default(),
-            observe: crate::Observe::default(),
+            exposure: ExposureOptions::default(),
+            observe: crate::observe::Observe::default(),
             lock_file: None,
-            max_session_servers: crate::MAX_SESSION_SERVERS,
-            max_session_servers_per_client: crate::MAX_SESSION_SERVERS_PER_CLIENT,
+            max_session_servers: MAX_SESSION_SERVERS,
+            max_session_servers_per_client: MAX_SESSION_SERVERS_PER_CLIENT,
             eras: None,
         }
     }
 }
+
+/// How a server's tools are offered (`"exposure"`, in the gateway section and per server).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Exposure {
+    /// Listed directly, each under its exposed name.
+    #[default]
+    All,
+    /// Behind the gateway's search, describe and call tools (and `alwaysExpose`).
+    Search,
+    /// `search` when the gateway's whole tool list is past `AUTO_MAX_TOOLS` or
+    /// `AUTO_MAX_LIST_BYTES` (see the exposure policy), else `all`.
+    Auto,
+}
+
+/// The gateway-wide exposure policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExposureOptions {
+    /// The mode of every server whose config names none.
+    pub mode: Exposure,
+    /// Globs (`*`, `?`) over exposed names (`SERVER__TOOL`) of tools always listed directly
+    /// (`alwaysExpose`).
+    pub always: Vec<String>,
+}
+
+/// Whether the gateway compares a server's tool lists with the lock file (`"pinning"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pinning {
+    /// Not compared.
+    Off,
+    /// Each change logged and counted; the tools offered as listed. The default for a server
+    /// the lock file pins.
+    Warn,
+    /// Logged and counted, and a changed or added tool withheld from clients until approved.
+    Block,
+}
+
+/// How long a parked call waits for the client's retry before it lapses (unless configured,
+/// [`crate::options::GatewayOptions::input_ttl`]). As long as the gateway's default call timeout: the
+/// server's call times out then anyway.
+pub const PARKED_TTL: Duration = Duration::from_secs(60);
+
+/// The most per-session server connections at once unless configured
+/// (`gateway.maxSessionServers`): each is a process for a stdio server, with its memory and
+/// descriptors.
+pub const MAX_SESSION_SERVERS: usize = 256;
+
+/// The most per-session server connections one client's sessions hold at once unless
+/// configured (`gateway.maxSessionServersPerClient`), counted per
+/// [`crate::sessions::principal::Principal::quota_key`].
+pub const MAX_SESSION_SERVERS_PER_CLIENT: usize = 16;

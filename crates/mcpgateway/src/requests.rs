@@ -23,12 +23,14 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::catalog::Route;
 use crate::gateway::Hub;
-use crate::session::{level_index, LOG_LEVELS};
+use crate::options::InvalidArguments;
+use crate::options::MAX_RESENDS;
+use crate::policy::catalog::Route;
+use crate::sessions::session::Session;
+use crate::sessions::session::{level_index, LOG_LEVELS};
 use crate::upstream::{Running, State};
 use crate::wire::{lock, made, raw, Answer, Reply};
-use crate::{InvalidArguments, Session, MAX_RESENDS};
 use mcpclient::codes::error;
 
 /// The level a session that never chose one gets once another session has chosen: what servers
@@ -334,7 +336,11 @@ impl Hub {
 
     /// A place in flight to shared server `index` for a request of `session`, in turn with
     /// the other clients; none is needed for a connection of the session's own.
-    async fn turn(&self, session: &Arc<Session>, index: usize) -> Option<crate::fair::Slot> {
+    async fn turn(
+        &self,
+        session: &Arc<Session>,
+        index: usize,
+    ) -> Option<crate::upstream::fair::Slot> {
         if !self.upstreams[index].is_shared() {
             return None;
         }
@@ -413,9 +419,9 @@ impl Hub {
             ));
         };
         let exposed = match self.gateway_tool(session, id, &exposed, &mut params).await {
-            crate::search_tools::Meta::NotOurs => exposed,
-            crate::search_tools::Meta::Forward(name) => name,
-            crate::search_tools::Meta::Answered(answer) => return answer,
+            crate::policy::search_tools::Meta::NotOurs => exposed,
+            crate::policy::search_tools::Meta::Forward(name) => name,
+            crate::policy::search_tools::Meta::Answered(answer) => return answer,
         };
         // However the tool was named (directly, through the call tool, on any front), one
         // its principal lacks the scope for is not called.
@@ -802,7 +808,8 @@ impl Hub {
             .upstreams
             .iter()
             .filter(|u| matches!(u.state(), State::Starting));
-        futures_util::future::join_all(starting.map(|u| u.settled(crate::SETTLE_TIMEOUT))).await;
+        futures_util::future::join_all(starting.map(|u| u.settled(crate::options::SETTLE_TIMEOUT)))
+            .await;
         let has = |pointer: &str| {
             self.upstreams.iter().any(|u| {
                 u.running().is_some_and(|r| {

@@ -6,9 +6,11 @@ use std::sync::Arc;
 use mcpclient::Frame;
 use serde_json::{json, Value};
 
-use crate::registry::NoAsker;
+use crate::gateway::Gateway;
+use crate::options::GatewayOptions;
+use crate::sessions::registry::NoAsker;
+use crate::sessions::session::Session;
 use crate::testing::Kept;
-use crate::{Gateway, GatewayOptions, Session};
 
 impl Kept {
     fn methods(&self) -> Vec<String> {
@@ -28,7 +30,8 @@ fn gateway_with(sessions: &[Value]) -> (Gateway, Vec<(Arc<Session>, Kept)>) {
         .iter()
         .map(|capabilities| {
             let kept = Kept::default();
-            let session = gateway.open_session(kept.clone(), crate::Principal::local());
+            let session =
+                gateway.open_session(kept.clone(), crate::sessions::principal::Principal::local());
             session.initialized("2025-11-25", capabilities.clone());
             (session, kept)
         })

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use mcpclient::Frame;
 use serde_json::Value;
 
-use crate::Outbox;
+use crate::sessions::session::Outbox;
 
 /// An outbox that keeps what it is given, in order.
 #[derive(Clone, Default)]

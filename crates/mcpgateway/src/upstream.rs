@@ -5,6 +5,15 @@
 //! fail at once for one that is down. While a server is down its tools, resources and prompts
 //! are withdrawn (the gateway tells its clients the lists changed), calls in flight to it end
 //! with an error as soon as its connection closes, and nothing else is affected.
+//!
+//! The layer beside it: the servers by number ([`roster`]), fair turns at a busy server
+//! ([`fair`]), a config reload changing the set of servers ([`reload`]), and what health and
+//! readiness say of them ([`health`]).
+
+pub(crate) mod fair;
+pub(crate) mod health;
+pub(crate) mod reload;
+pub(crate) mod roster;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -17,10 +26,13 @@ use mcpclient::{
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
-use crate::{
-    UpstreamConfig, HEALTH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, PROBE_TIMEOUT, STABLE_AFTER,
-    STDERR_TAIL_LINES,
-};
+use crate::options::UpstreamConfig;
+use crate::options::HEALTH_INTERVAL;
+use crate::options::INITIAL_BACKOFF;
+use crate::options::MAX_BACKOFF;
+use crate::options::PROBE_TIMEOUT;
+use crate::options::STABLE_AFTER;
+use crate::options::STDERR_TAIL_LINES;
 
 /// Where a server is in its life.
 #[derive(Clone)]
@@ -80,10 +92,10 @@ pub(crate) struct Upstream {
     supervised: AtomicBool,
     /// Its supervisor, stopped when a config reload retires the server.
     supervisor: Mutex<Option<tokio::task::AbortHandle>>,
-    /// Taken out of service by a config reload (see [`crate::roster`]).
+    /// Taken out of service by a config reload (see [`crate::upstream::roster`]).
     retired: AtomicBool,
     /// Its turns between sessions (shared connection).
-    pub(crate) admission: Arc<crate::fair::Admission>,
+    pub(crate) admission: Arc<crate::upstream::fair::Admission>,
     /// It has been running or down at least once: its first start is over, one way or the
     /// other (readiness, see `health`).
     settled_once: AtomicBool,
@@ -159,7 +171,7 @@ impl Upstream {
     /// connection only lists what it offers: what it logs or updates is nobody's, and the
     /// sessions' subscriptions and log levels go to their own connections.
     pub(crate) fn is_shared(&self) -> bool {
-        self.config.isolation == crate::Isolation::Shared
+        self.config.isolation == crate::options::Isolation::Shared
     }
 
     pub(crate) fn state(&self) -> State {

@@ -275,7 +275,7 @@ mod tests {
         assert_eq!(written, [true, true, false, false, false]);
         // Flushing gives up after its grace instead of waiting for a writer that never comes.
         audit.flush(Duration::from_millis(20));
-        let observe = crate::Observe {
+        let observe = crate::observe::Observe {
             inner: Arc::new(super::super::Inner {
                 audit: Some(audit),
                 ..super::super::Inner::default()

@@ -14,6 +14,8 @@
 mod audit;
 mod endpoint;
 mod metrics;
+pub(crate) mod observed;
+pub(crate) mod ratelog;
 mod redact;
 mod traces;
 

@@ -1,0 +1,348 @@
+//! MCP 2026-07-28, the "modern" era, on the gateway's front: no `initialize`, every request
+//! carries its version and the client's capabilities in `_meta`, and is served on its own.
+//!
+//! This module holds what is the same on every front: which requests are modern, the checks of
+//! their `_meta` (with the spec's error codes), the versions the gateway serves, and the fields
+//! a modern result gains over what a legacy server sent (`resultType`, `ttlMs`/`cacheScope`,
+//! `serverInfo`), added without touching the rest of the result's text. The upstream servers
+//! are spoken to in a legacy version (mcpclient initializes them), so the gateway translates:
+//! what a modern client sends loses the per-request `_meta` keys and the MRTR members before it
+//! goes upstream (see [`crate::protocol::mrtr`]).
+
+use mcpclient::codes::{self, error};
+use mcpclient::ErrorObject;
+use mcpclient::{RawParams, ACCEPTED_VERSIONS};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use crate::sessions::session::{level_index, LOG_LEVELS};
+
+/// The modern protocol versions the gateway serves per request, newest first.
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+/// `_meta` key: the request's protocol version (required).
+pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the client's capabilities for this request (required).
+pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's name and version (optional).
+pub(crate) const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the least severe log level the client wants for this request (optional).
+pub(crate) const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key of a result: who answered.
+pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key of what a `subscriptions/listen` stream carries: the listen request's id.
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The methods a modern client may call. `ping`, `logging/setLevel` and
+/// `resources/(un)subscribe` are gone in 2026-07-28, and `initialize` selects the legacy flow.
+pub(crate) const MODERN_METHODS: [&str; 10] = [
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
+/// The methods whose answer may be `input_required` (MRTR), and the member of `params` that
+/// names what they act on (`Mcp-Name` on HTTP; the binding of a `requestState`).
+pub(crate) fn named_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// How long a modern client may cache a list the gateway answers (`ttlMs`). Lists change when a
+/// server starts, stops or relists; a client that must know at once listens
+/// (`subscriptions/listen`). A minute bounds how long a withdrawn tool may be believed there.
+pub(crate) const LIST_TTL_MS: u64 = 60_000;
+
+/// `ttlMs` of `resources/read` when the server gave none: the gateway cannot know how fresh a
+/// resource stays, so it is stale at once.
+pub(crate) const READ_TTL_MS: u64 = 0;
+
+/// `ttlMs` of `server/discover`: capabilities change when servers start or stop.
+pub(crate) const DISCOVER_TTL_MS: u64 = 60_000;
+
+/// `cacheScope` of every cacheable answer. "private": the gateway's lists and reads may one day
+/// differ per authorization context (per-client servers, filters, upstream credentials), and a
+/// shared cache serving one client's list to another is the worse mistake.
+pub(crate) const CACHE_SCOPE: &str = "private";
+
+/// Every version the gateway serves, newest first: the modern ones per request, then the legacy
+/// ones through `initialize`. Not what the servers behind it speak: the gateway translates both
+/// ways, so a client in any of these versions reaches every server.
+pub fn supported_versions() -> Vec<&'static str> {
+    MODERN_VERSIONS
+        .iter()
+        .chain(ACCEPTED_VERSIONS.iter())
+        .copied()
+        .collect()
+}
+
+/// What a modern request declared in its `_meta`.
+#[derive(Debug, Clone)]
+pub(crate) struct Meta {
+    pub(crate) version: String,
+    pub(crate) capabilities: Value,
+    /// An index into [`LOG_LEVELS`], when the client asked for log messages.
+    pub(crate) log_level: Option<usize>,
+}
+
+/// Whether a request is served the modern way: any request but `initialize` whose `_meta`
+/// names a protocol version, and `server/discover` and `subscriptions/listen`, which only the
+/// modern era has. (A legacy request never carries that key.)
+pub(crate) fn is_modern(method: &str, params: Option<&RawValue>) -> bool {
+    if method == "initialize" {
+        return false;
+    }
+    if matches!(method, "server/discover" | "subscriptions/listen") {
+        return true;
+    }
+    // The parse only for a request whose text mentions the key.
+    params.is_some_and(|p| {
+        p.get().contains(PROTOCOL_VERSION)
+            && meta_of(p).is_some_and(|meta| meta.get(PROTOCOL_VERSION).is_some())
+    })
+}
+
+fn meta_of(params: &RawValue) -> Option<RawParams> {
+    let members = RawParams::parse(params).ok()?;
+    RawParams::parse(members.get("_meta")?).ok()
+}
+
+/// The `_meta` of a modern request, checked: a missing or ill-typed required field is -32602,
+/// a version not served per request -32022 with the versions that are.
+pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, ErrorObject> {
+    let missing = |what: &str| {
+        error(
+            codes::INVALID_PARAMS,
+            format!("invalid params: a 2026-07-28 request needs params._meta[\"{what}\"]"),
+        )
+    };
+    let meta = params
+        .and_then(meta_of)
+        .ok_or_else(|| missing(PROTOCOL_VERSION))?;
+    let version: String = meta
+        .get_as(PROTOCOL_VERSION)
+        .ok_or_else(|| missing(PROTOCOL_VERSION))?;
+    let capabilities: Value = meta
+        .get_as(CLIENT_CAPABILITIES)
+        .filter(Value::is_object)
+        .ok_or_else(|| missing(CLIENT_CAPABILITIES))?;
+    let log_level = match meta.get(LOG_LEVEL) {
+        None => None,
+        Some(raw) => {
+            let level = serde_json::from_str::<String>(raw.get()).ok();
+            let index = level.as_deref().and_then(level_index);
+            Some(index.ok_or_else(|| {
+                error(
+                    codes::INVALID_PARAMS,
+                    format!(
+                        "invalid params: _meta[\"{LOG_LEVEL}\"] is {}, not one of {}",
+                        raw.get(),
+                        LOG_LEVELS.join(", ")
+                    ),
+                )
+            })?)
+        }
+    };
+    if !MODERN_VERSIONS.contains(&version.as_str()) {
+        return Err(unsupported(&version));
+    }
+    Ok(Meta {
+        version,
+        capabilities,
+        log_level,
+    })
+}
+
+/// -32022 for `requested`, listing every version served.
+pub(crate) fn unsupported(requested: &str) -> ErrorObject {
+    let legacy = ACCEPTED_VERSIONS.contains(&requested);
+    let message = if legacy {
+        format!("Unsupported protocol version: {requested} is served through initialize (a session), not per request")
+    } else {
+        format!("Unsupported protocol version: {requested}")
+    };
+    codes::error(codes::UNSUPPORTED_PROTOCOL_VERSION, message)
+        .with_data(json!({"supported": supported_versions(), "requested": requested}))
+}
+
+/// A modern request's `params` as they go to a legacy server: without `inputResponses` and
+/// `requestState` (MRTR, answered by the gateway) and without the per-request `_meta` keys
+/// (version, capabilities, client info, log level), which a legacy server must not take for
+/// its own. Every other member, and the rest of `_meta`, as the client wrote them.
+pub(crate) fn for_upstream(params: Option<&RawValue>) -> Option<Box<RawValue>> {
+    let params = params?;
+    let Ok(mut members) = RawParams::parse(params) else {
+        return Some(params.to_owned());
+    };
+    members.remove("inputResponses");
+    members.remove("requestState");
+    if let Some(Ok(mut meta)) = members.get("_meta").map(RawParams::parse) {
+        for key in [
+            PROTOCOL_VERSION,
+            CLIENT_CAPABILITIES,
+            CLIENT_INFO,
+            LOG_LEVEL,
+        ] {
+            meta.remove(key);
+        }
+        if meta.to_raw().get() == "{}" {
+            members.remove("_meta");
+        } else {
+            members.set_raw("_meta", meta.to_raw());
+        }
+    }
+    Some(members.to_raw())
+}
+
+/// The gateway's name and version, as `serverInfo`.
+pub(crate) fn server_info() -> Value {
+    json!({"name": "mcpx", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// Whether `method`'s result is cacheable (`ttlMs`, `cacheScope` required), and its TTL.
+fn cache_ttl(method: &str) -> Option<u64> {
+    match method {
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+            Some(LIST_TTL_MS)
+        }
+        "resources/read" => Some(READ_TTL_MS),
+        "server/discover" => Some(DISCOVER_TTL_MS),
+        _ => None,
+    }
+}
+
+/// A result for a modern client: `resultType: "complete"`, `ttlMs`/`cacheScope` for the
+/// cacheable ones, and `_meta` serverInfo, each added only when absent; every member the
+/// result has keeps its text.
+pub(crate) fn complete(method: &str, result: &RawValue) -> Box<RawValue> {
+    let Ok(mut members) = RawParams::parse(result) else {
+        return result.to_owned();
+    };
+    if members.get("resultType").is_none() {
+        members.set("resultType", &json!("complete"));
+    }
+    if let Some(ttl) = cache_ttl(method) {
+        if members.get("ttlMs").is_none() {
+            members.set("ttlMs", &json!(ttl));
+        }
+        if members.get("cacheScope").is_none() {
+            members.set("cacheScope", &json!(CACHE_SCOPE));
+        }
+    }
+    let has_info = members
+        .get("_meta")
+        .and_then(|m| RawParams::parse(m).ok())
+        .is_some_and(|m| m.get(SERVER_INFO).is_some());
+    if !has_info {
+        members.set_within("_meta", SERVER_INFO, &server_info());
+    }
+    members.to_raw()
+}
+
+/// An error for a modern client: the legacy "resource not found" code becomes -32602, as
+/// 2026-07-28 has it; the rest as it is.
+pub(crate) fn modern_error(mut error: ErrorObject) -> ErrorObject {
+    if error.code == codes::LEGACY_RESOURCE_NOT_FOUND {
+        error.code = codes::INVALID_PARAMS;
+    }
+    error
+}
+
+/// The value of an `Mcp-Name` (or `Mcp-Param-*`) header: as it is, or decoded from the
+/// `=?base64?…?=` form; `None` when that form does not decode to UTF-8.
+pub(crate) fn header_value(text: &str) -> Option<String> {
+    use base64::Engine;
+    match text
+        .strip_prefix("=?base64?")
+        .and_then(|t| t.strip_suffix("?="))
+    {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(text.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn the_meta_is_checked_with_the_specs_codes() {
+        let ok = raw(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"}}"#,
+        );
+        let meta = check(Some(&ok)).unwrap();
+        assert_eq!(meta.log_level, level_index("warning"));
+        let no_caps = raw(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        assert_eq!(
+            check(Some(&no_caps)).unwrap_err().code,
+            codes::INVALID_PARAMS
+        );
+        assert_eq!(check(None).unwrap_err().code, codes::INVALID_PARAMS);
+        let old = raw(
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}"#,
+        );
+        let refused = check(Some(&old)).unwrap_err();
+        assert_eq!(refused.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(refused.to_value()["data"]["requested"], "1900-01-01");
+        assert_eq!(refused.to_value()["data"]["supported"][0], "2026-07-28");
+        assert!(is_modern("tools/list", Some(&ok)));
+        assert!(!is_modern("initialize", Some(&ok)));
+        assert!(!is_modern("tools/list", Some(&raw(r#"{"_meta":{}}"#))));
+    }
+
+    #[test]
+    fn a_result_gains_only_what_it_lacks_and_keeps_its_text() {
+        let listed = complete("tools/list", &raw(r#"{"tools":[{"n":1.0e400}]}"#));
+        assert_eq!(
+            listed.get(),
+            r#"{"tools":[{"n":1.0e400}],"resultType":"complete","ttlMs":60000,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpx","version":"0.1.0"}}}"#
+        );
+        let own = complete(
+            "tools/call",
+            &raw(r#"{"resultType":"complete","_meta":{"x":1},"content":[]}"#),
+        );
+        assert!(own
+            .get()
+            .starts_with(r#"{"resultType":"complete","_meta":{"x":1,"io.model"#));
+    }
+
+    #[test]
+    fn upstream_params_lose_the_per_request_keys_only() {
+        let params = raw(
+            r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":7},"requestState":"s","inputResponses":{}}"#,
+        );
+        assert_eq!(
+            for_upstream(Some(&params)).unwrap().get(),
+            r#"{"name":"t","_meta":{"progressToken":7}}"#
+        );
+    }
+
+    #[test]
+    fn header_values_decode_the_sentinel_form() {
+        assert_eq!(header_value("plain").as_deref(), Some("plain"));
+        assert_eq!(
+            header_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
+            Some("Hello, 世界")
+        );
+        assert_eq!(header_value("=?base64?!!?="), None);
+    }
+}
