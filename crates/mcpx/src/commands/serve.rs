@@ -157,9 +157,6 @@ async fn watch_signals(stop: Stop) {
     }
 }
 
-/// The most worker threads `--threads` takes.
-pub(crate) const MAX_THREADS: u16 = 1024;
-
 /// Worker threads for the HTTP front unless `--threads` says: one per core, so that a big
 /// machine is used, and at least two, so that one long request never holds up the others
 /// (BENCHMARKS.md, "Threads").
