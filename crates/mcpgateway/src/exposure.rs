@@ -165,7 +165,7 @@ pub(crate) struct Made {
     indexes: Mutex<Vec<(Vec<bool>, Arc<Searchable>)>>,
 }
 
-/// Search indexes kept per catalog, one per visibility (see [`Made`]); past it the least
+/// Search indexes kept per catalog, one per visibility (see `Made`); past it the least
 /// recently built is dropped, and built again when asked for. Visibilities are the
 /// combinations of per-tool scopes callers hold: a handful in practice.
 pub const MAX_SEARCH_INDEXES: usize = 16;
