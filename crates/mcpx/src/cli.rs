@@ -1,17 +1,59 @@
 //! Command-line arguments: the raw form clap parses, and the checked form commands run on.
+//!
+//! In the library, not the binary, so that everything generated from the definitions (the
+//! shell completions, the man pages, the manual's CLI reference: `cargo xtask`) reads the
+//! same ones the binary parses with, and a new command appears in all of them unedited.
+
+// The doc comments below are the help text clap prints on a terminal (`SERVER<TAB>TOOL`), not
+// HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+/// The commit mcpx was built from and its date (`build.rs`: `MCPX_COMMIT` if set, else `git`,
+/// else the crate's `.cargo_vcs_info.json`), or `unknown` (a tarball without either).
+pub const COMMIT: &str = env!("MCPX_COMMIT");
+
+/// The largest `--limit` of `tools --search`: the index's own bound, as clap's range type.
+pub const MAX_SEARCH_LIMIT: i64 = toolsearch::MAX_LIMIT as i64;
+
+/// The most worker threads `--threads` takes.
+pub const MAX_THREADS: u16 = 1024;
+
+/// `mcpx -V`: the version and the commit.
+pub fn version() -> String {
+    format!("{} (commit {COMMIT})", env!("CARGO_PKG_VERSION"))
+}
+
+/// `mcpx --version`: also the MCP protocol versions spoken, from the constants the gateway
+/// and the client use.
+pub fn long_version() -> String {
+    format!(
+        "{}\nMCP versions served (mcpx serve): {}\nMCP versions spoken to servers: {}",
+        version(),
+        mcpgateway::supported_versions().join(", "),
+        mcpclient::SUPPORTED_VERSIONS.join(", ")
+    )
+}
+
+/// The whole command-line interface as clap builds it, with the versions above: what the binary
+/// parses with, and what completions, man pages and the CLI reference are made from.
+pub fn command() -> clap::Command {
+    Cli::command()
+        .version(version())
+        .long_version(long_version())
+}
 
 /// Exit code: the answer is no (an instance is invalid).
-pub(crate) const EXIT_NO: u8 = 1;
+pub const EXIT_NO: u8 = 1;
 /// Exit code: mcpx could not do its job.
-pub(crate) const EXIT_TROUBLE: u8 = 2;
+pub const EXIT_TROUBLE: u8 = 2;
 
 /// The exit code of a command over several servers: trouble when one `failed` (the others
 /// still reported), else no when the answer `is_no`, else success.
-pub(crate) fn verdict(failed: bool, is_no: bool) -> std::process::ExitCode {
+pub fn verdict(failed: bool, is_no: bool) -> std::process::ExitCode {
     if failed {
         std::process::ExitCode::from(EXIT_TROUBLE)
     } else if is_no {
@@ -42,40 +84,33 @@ fn metrics_addr(text: &str) -> Result<std::net::SocketAddr, String> {
         .map_err(|_| format!("'{text}' is neither ADDRESS:PORT nor a port"))
 }
 
+/// `mcpx`: its global options and its command.
 #[derive(Debug, Parser)]
-#[command(name = "mcpx", version, about = "Gateway and command-line client for MCP servers, enforcing their tool schemas", after_help = EXIT_CODES)]
-pub(crate) struct Cli {
+#[command(name = "mcpx", version, long_about = None, about = "Gateway and command-line client for MCP servers, enforcing their tool schemas", after_help = EXIT_CODES)]
+pub struct Cli {
     /// The config file (default: ./mcpx.json, then mcpx/config.json in $XDG_CONFIG_HOME,
     /// ~/.config, or %APPDATA% on Windows).
     #[arg(long, global = true, value_name = "FILE")]
-    pub(crate) config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     /// Log in through the browser when a server asks for it, also without a terminal (the
     /// browser named by $BROWSER, else the system's; the URL is printed either way).
     #[arg(long, global = true)]
-    pub(crate) login: bool,
+    pub login: bool,
     /// Log errors only on stderr (warnings are shown by default; MCPX_LOG, a filter such as
     /// `debug`, overrides -q and -v).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
     /// Log more on stderr: -v what mcpx does, -vv and -vvv debugging detail.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub(crate) verbose: u8,
+    pub verbose: u8,
+    /// The command to run.
     #[command(subcommand)]
-    pub(crate) command: Command,
+    pub command: Command,
 }
 
-impl Cli {
-    /// How much the log says.
-    pub(crate) fn verbosity(&self) -> crate::log::Verbosity {
-        crate::log::Verbosity {
-            quiet: self.quiet,
-            verbose: self.verbose,
-        }
-    }
-}
-
+/// The commands.
 #[derive(Debug, Subcommand)]
-pub(crate) enum Command {
+pub enum Command {
     /// List the configured servers: transport, whether it starts, protocol version, tools.
     #[command(
         after_help = "Examples:\n  mcpx servers\n  mcpx --config examples/mcpx.json servers --json"
@@ -101,7 +136,7 @@ pub(crate) enum Command {
         #[arg(long, value_name = "QUERY")]
         search: Option<String>,
         /// With --search: rank at most this many tools (default 10, at most 50).
-        #[arg(long, value_name = "N", requires = "search", value_parser = clap::value_parser!(u16).range(1..=crate::commands::search::MAX_SEARCH_LIMIT))]
+        #[arg(long, value_name = "N", requires = "search", value_parser = clap::value_parser!(u16).range(1..=MAX_SEARCH_LIMIT))]
         limit: Option<u16>,
         /// Print the raw tool objects as the server listed them.
         #[arg(long)]
@@ -215,7 +250,7 @@ pub(crate) enum Command {
         drain_timeout: u64,
         /// Worker threads of the HTTP front [default: one per core, at least 2].
         #[arg(long, value_name = "N", requires = "http",
-            value_parser = clap::value_parser!(u16).range(1..=i64::from(crate::commands::serve::MAX_THREADS)))]
+            value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
         threads: Option<u16>,
         /// Also serve /healthz and /readyz on ADDR (for the stdio front; the HTTP front serves
         /// them on its own address).
@@ -228,6 +263,7 @@ pub(crate) enum Command {
         after_help = "CLIENT: claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, zed;\nor --file PATH --format CLIENT|mcp-servers for a file of that shape.\n\nExamples:\n  mcpx import cursor\n  mcpx import claude-code --scope project --dry-run\n  mcpx import --file ./mcp.json --format mcp-servers"
     )]
     Import {
+        /// Which client's file.
         #[command(flatten)]
         target: ClientArgs,
         /// Show what would change (secrets masked); write nothing.
@@ -240,6 +276,7 @@ pub(crate) enum Command {
         after_help = "The client's entry starts this mcpx as `mcpx serve --config ABSOLUTE-CONFIG`; with\n--http URL it connects to a running `mcpx serve --http` instead. Everything else in the\nclient's file is left as it is. What install replaced is recorded in mcpx.installs.json\nbeside the config.\n\nExamples:\n  mcpx install claude-code\n  mcpx install vscode --scope project --dry-run\n  mcpx install cursor --http http://127.0.0.1:8787/mcp\n  mcpx install claude-code --http https://gw.example.com/mcp --token-env GW_TOKEN"
     )]
     Install {
+        /// Which client's file.
         #[command(flatten)]
         target: ClientArgs,
         /// Show what would change (secrets masked); write nothing.
@@ -259,6 +296,7 @@ pub(crate) enum Command {
         after_help = "Examples:\n  mcpx uninstall claude-code\n  mcpx uninstall vscode --scope project"
     )]
     Uninstall {
+        /// Which client's file.
         #[command(flatten)]
         target: ClientArgs,
         /// Show what would change; write nothing.
@@ -339,6 +377,14 @@ pub(crate) enum Command {
     /// Compile and apply JSON Schemas under mcpx's policy (offline, bounded, formats as annotations).
     #[command(subcommand)]
     Schema(SchemaCommand),
+    /// Print the shell completion script for mcpx.
+    #[command(
+        after_help = "Examples:\n  mcpx completions bash > ~/.local/share/bash-completion/completions/mcpx\n  mcpx completions zsh > ~/.zfunc/_mcpx          # with fpath+=(~/.zfunc) before compinit\n  mcpx completions fish > ~/.config/fish/completions/mcpx.fish\n  mcpx completions powershell >> $PROFILE\n\nThe Debian package installs them for bash, zsh and fish already."
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `--http URL`: an http or https URL.
@@ -364,7 +410,7 @@ fn variable_name(text: &str) -> Result<String, String> {
 
 /// Which client file: a client and a scope, or a file and its shape.
 #[derive(Debug, Args)]
-pub(crate) struct ClientArgs {
+pub struct ClientArgs {
     /// The client (required unless --file is given).
     #[arg(value_name = "CLIENT", required_unless_present = "file")]
     client: Option<String>,
@@ -382,7 +428,7 @@ pub(crate) struct ClientArgs {
 
 /// A client file chosen on the command line.
 #[derive(Debug)]
-pub(crate) enum ClientChoice {
+pub enum ClientChoice {
     /// The client's own file of a scope.
     Client(mcpclients::Client, mcpclients::Scope),
     /// A file in a client's shape.
@@ -391,7 +437,7 @@ pub(crate) enum ClientChoice {
 
 impl ClientArgs {
     /// Checks the names: a known client, or a file with its shape.
-    pub(crate) fn checked(&self) -> anyhow::Result<ClientChoice> {
+    pub fn checked(&self) -> anyhow::Result<ClientChoice> {
         if let Some(file) = &self.file {
             let shape = self
                 .format
@@ -427,8 +473,9 @@ fn seconds_for_start(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `mcpx schema …`.
 #[derive(Debug, Subcommand)]
-pub(crate) enum SchemaCommand {
+pub enum SchemaCommand {
     /// Compile schemas under the policy and report every one that fails.
     #[command(
         after_help = "Examples:\n  mcpx schema check tool-input.json\n  mcpx schema check schemas/*.json\n\nExit codes:\n  0  every schema compiles\n  2  a schema does not compile or can't be read (one line per failure: FILE: <error>)"
@@ -441,8 +488,9 @@ pub(crate) enum SchemaCommand {
     Validate(ValidateArgs),
 }
 
+/// `mcpx schema check`'s arguments.
 #[derive(Debug, Args)]
-pub(crate) struct CheckArgs {
+pub struct CheckArgs {
     /// Schema files to compile.
     #[arg(required = true, value_name = "SCHEMA_FILE")]
     files: Vec<PathBuf>,
@@ -451,8 +499,9 @@ pub(crate) struct CheckArgs {
     json: bool,
 }
 
+/// `mcpx schema validate`'s arguments.
 #[derive(Debug, Args)]
-pub(crate) struct ValidateArgs {
+pub struct ValidateArgs {
     /// The schema to validate against.
     #[arg(long, value_name = "SCHEMA_FILE")]
     schema: PathBuf,
@@ -466,8 +515,10 @@ pub(crate) struct ValidateArgs {
 
 /// Where an input comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Source {
+pub enum Source {
+    /// `-`: standard input.
     Stdin,
+    /// A file.
     File(PathBuf),
 }
 
@@ -481,7 +532,7 @@ impl Source {
     }
 
     /// How the source is named in output.
-    pub(crate) fn name(&self) -> String {
+    pub fn name(&self) -> String {
         match self {
             Source::Stdin => "-".to_owned(),
             Source::File(path) => path.display().to_string(),
@@ -491,21 +542,28 @@ impl Source {
 
 /// A schema command whose arguments have been checked.
 #[derive(Debug)]
-pub(crate) enum Schema {
+pub enum Schema {
+    /// `mcpx schema check`.
     Check {
+        /// The schemas to compile.
         files: Vec<Source>,
+        /// A JSON report instead of lines.
         json: bool,
     },
+    /// `mcpx schema validate`.
     Validate {
+        /// The schema.
         schema: Source,
+        /// The instances to validate against it.
         instances: Vec<Source>,
+        /// A JSON report instead of lines.
         json: bool,
     },
 }
 
 impl SchemaCommand {
     /// Checks what clap cannot: standard input is read at most once.
-    pub(crate) fn checked(self) -> anyhow::Result<Schema> {
+    pub fn checked(self) -> anyhow::Result<Schema> {
         let (sources, command) = match self {
             SchemaCommand::Check(args) => {
                 let files: Vec<Source> = args.files.iter().map(|p| Source::from_arg(p)).collect();
@@ -544,7 +602,7 @@ impl SchemaCommand {
 
 /// `mcpx auth …`.
 #[derive(Debug, Subcommand)]
-pub(crate) enum AuthCommand {
+pub enum AuthCommand {
     /// Log in now: the authorization URL is printed and opened in the browser.
     Login {
         /// The server.

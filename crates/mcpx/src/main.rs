@@ -17,7 +17,6 @@
 // NO_COLOR is set.
 use anstream::eprintln;
 
-mod cli;
 mod commands;
 mod connect;
 mod fleet;
@@ -33,11 +32,12 @@ mod stderr_log;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Parser;
-use mcpx::config;
+use clap::FromArgMatches;
+use mcpx::{cli, config};
 
 fn main() -> ExitCode {
-    let raw = cli::Cli::parse();
+    let matches = cli::command().get_matches();
+    let raw = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match run(raw) {
         Ok(code) => code,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -52,7 +52,10 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
     use cli::Command;
     let config = || config::Config::load(raw.config.as_deref());
     login::allow_login_anywhere(raw.login);
-    let verbosity = raw.verbosity();
+    let verbosity = log::Verbosity {
+        quiet: raw.quiet,
+        verbose: raw.verbose,
+    };
     // `serve` logs through a queue of its own, set up with its options.
     if !matches!(raw.command, Command::Serve { .. }) {
         log::commands_to_stderr(verbosity);
@@ -60,6 +63,12 @@ fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
     match raw.command {
         Command::Auth(cmd) => commands::auth::run(&config()?, cmd),
         Command::Schema(cmd) => commands::schema::run(cmd.checked()?),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli::command(), "mcpx", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Servers { json } => commands::mcp::servers(&config()?, json),
         Command::Tools {
             ref server,

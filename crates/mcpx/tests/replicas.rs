@@ -1,6 +1,11 @@
-//! Three `mcpx serve --http` replicas behind a real L7 balancer, HAProxy (Debian's, pinned,
-//! installed by `scripts/fetch-haproxy`), configured by `deploy/haproxy.cfg` as it is shipped:
-//! a stick table learns each session's `Mcp-Session-Id` from the response to `initialize`.
+//! Three `mcpx serve --http` replicas behind a real L7 balancer, each test run twice:
+//!
+//! - HAProxy (Debian's, pinned, installed by `scripts/fetch-haproxy`), configured by
+//!   `deploy/haproxy.cfg` as it is shipped: a stick table learns each session's
+//!   `Mcp-Session-Id` from the response to `initialize`.
+//! - nginx (Debian's, pinned, `scripts/fetch-nginx`), configured by `deploy/nginx.conf` with the
+//!   test's addresses put in: nginx writes the replica into the session id on the way out and
+//!   routes by it on the way in.
 //!
 //! - 2025-11-25 sessions: 8 clients x 1,000 calls, each answer right, each from the replica
 //!   that holds its session, and each call received exactly once by the servers behind (their
@@ -9,8 +14,8 @@
 //! - 2026-07-28 clients, which have no session: the same load spread round-robin over every
 //!   replica; after one is killed, every call still answered, none lost or doubled.
 //!
-//! Everything on 127.0.0.1; every request bounded by [`BOUND`]. Without HAProxy the tests
-//! skip, and fail when `CI` is set.
+//! Everything on 127.0.0.1; every request bounded by [`BOUND`]. Without the balancer a test
+//! skips, and fails when `CI` is set.
 
 mod common;
 
@@ -34,24 +39,125 @@ const CALLS_AFTER: u64 = 100;
 /// How long any one request or wait may take before the test fails instead of hanging.
 const BOUND: Duration = Duration::from_secs(30);
 
-/// The response header the balancer names the answering replica in (`deploy/haproxy.cfg`).
+/// The response header the balancer names the answering replica in (`deploy/haproxy.cfg`,
+/// `deploy/nginx.conf`).
 const REPLICA_HEADER: &str = "x-mcpx-replica";
 
-/// The HAProxy binary, or `None` (with a message; a failure when `CI` is set).
-#[allow(clippy::print_stderr)] // the reason for skipping
-fn haproxy() -> Option<PathBuf> {
-    let found = ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"]
+/// The replica addresses `deploy/nginx.conf` is written with, in order, and where it listens.
+const NGINX_REPLICAS: [&str; 3] = ["10.0.0.1:8787", "10.0.0.2:8787", "10.0.0.3:8787"];
+const NGINX_LISTEN: &str = "listen 127.0.0.1:8080;";
+
+/// The balancer in front of the replicas.
+#[derive(Debug, Clone, Copy)]
+enum Balancer {
+    Haproxy,
+    Nginx,
+}
+
+impl Balancer {
+    fn name(self) -> &'static str {
+        match self {
+            Balancer::Haproxy => "haproxy",
+            Balancer::Nginx => "nginx",
+        }
+    }
+
+    /// Its binary, or `None` (with a message; a failure when `CI` is set).
+    #[allow(clippy::print_stderr)] // the reason for skipping
+    fn binary(self) -> Option<PathBuf> {
+        let name = self.name();
+        let found = [
+            format!("/usr/sbin/{name}"),
+            format!("/usr/local/sbin/{name}"),
+        ]
         .into_iter()
         .map(PathBuf::from)
         .find(|p| p.exists());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "haproxy is not installed (scripts/fetch-haproxy) and CI is set"
-        );
-        eprintln!("haproxy is not installed (scripts/fetch-haproxy installs it): skipped");
+        if found.is_none() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{name} is not installed (scripts/fetch-{name}) and CI is set"
+            );
+            eprintln!("{name} is not installed (scripts/fetch-{name} installs it): skipped");
+        }
+        found
     }
-    found
+
+    /// Starts it on `lb` in front of `replicas` (`HOST:PORT` each), logging into `dir`.
+    fn start(
+        self,
+        binary: &Path,
+        lb: &str,
+        replicas: &[String],
+        dir: &Path,
+    ) -> tokio::process::Child {
+        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+        let log = std::fs::File::create(dir.join(format!("{}.log", self.name()))).unwrap();
+        let mut command = tokio::process::Command::new(binary);
+        match self {
+            Balancer::Haproxy => {
+                command
+                    .arg("-f")
+                    .arg(deploy.join("haproxy.cfg"))
+                    .arg("-db")
+                    .env("MCPX_LB_ADDR", lb)
+                    .env("MCPX_REPLICA_1", &replicas[0])
+                    .env("MCPX_REPLICA_2", &replicas[1])
+                    .env("MCPX_REPLICA_3", &replicas[2]);
+            }
+            Balancer::Nginx => {
+                let config = nginx_config(&deploy.join("nginx.conf"), lb, replicas, dir);
+                command
+                    .arg("-p")
+                    .arg(dir)
+                    .arg("-c")
+                    .arg(config)
+                    .arg("-e")
+                    .arg("stderr");
+            }
+        }
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// `deploy/nginx.conf` with the test's addresses in place of its examples, inside a main
+/// configuration that keeps nginx in the foreground, in one process, with every file in `dir`;
+/// the path of that main configuration.
+fn nginx_config(shipped: &Path, lb: &str, replicas: &[String], dir: &Path) -> PathBuf {
+    let mut text = std::fs::read_to_string(shipped).unwrap();
+    assert!(
+        text.contains(NGINX_LISTEN),
+        "deploy/nginx.conf listens elsewhere"
+    );
+    text = text.replace(NGINX_LISTEN, &format!("listen {lb};"));
+    for (example, replica) in NGINX_REPLICAS.iter().zip(replicas) {
+        let escaped = |address: &str| address.replace('.', "\\.");
+        assert!(
+            text.contains(&escaped(example)),
+            "{example} in the replica map"
+        );
+        text = text
+            .replace(example, replica)
+            .replace(&escaped(example), &escaped(replica));
+    }
+    std::fs::write(dir.join("mcpx.conf"), text).unwrap();
+    let d = dir.display();
+    let main = format!(
+        "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log stderr warn;\n\
+         events {{ worker_connections 1024; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+         fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+         include {d}/mcpx.conf;\n}}\n"
+    );
+    let path = dir.join("nginx.conf");
+    std::fs::write(&path, main).unwrap();
+    path
 }
 
 /// A free port on loopback (free when asked; the balancer binds it right after).
@@ -70,7 +176,7 @@ struct Cluster {
 }
 
 impl Cluster {
-    async fn start(haproxy: &Path) -> Cluster {
+    async fn start(balancer: Balancer, binary: &Path) -> Cluster {
         let mut dirs = Vec::new();
         let mut replicas = Vec::new();
         for _ in 0..3 {
@@ -88,22 +194,8 @@ impl Cluster {
                 .to_owned()
         };
         let lb = format!("127.0.0.1:{}", free_port());
-        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/haproxy.cfg");
-        let log = std::fs::File::create(dirs[0].path().join("haproxy.log")).unwrap();
-        let balancer = tokio::process::Command::new(haproxy)
-            .arg("-f")
-            .arg(&config)
-            .arg("-db")
-            .env("MCPX_LB_ADDR", &lb)
-            .env("MCPX_REPLICA_1", address(&replicas[0]))
-            .env("MCPX_REPLICA_2", address(&replicas[1]))
-            .env("MCPX_REPLICA_3", address(&replicas[2]))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(log)
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let addresses: Vec<String> = replicas.iter().map(address).collect();
+        let balancer = balancer.start(binary, &lb, &addresses, dirs[0].path());
         ready(&format!("http://{lb}/readyz")).await;
         Cluster {
             dirs,
@@ -182,7 +274,9 @@ struct Answer {
 /// when the replica behind it dies, and a request sent at that moment races the close. The
 /// same when it answers 502 instead: it sent the request on its kept-alive connection to the
 /// replica before it saw that connection die, and got nothing back (seen once in 2026-12 on a
-/// loaded machine). The servers' transcripts show whether either ever delivered a call twice
+/// loaded machine; nginx does the same when a request takes a kept-alive connection to the
+/// replica just as it dies: it never sends a POST to a second replica once one may have had
+/// it). The servers' transcripts show whether either ever delivered a call twice
 /// (they must not), and the tests allow a second send only once a replica was killed (and the
 /// sticky-session test only to that replica's clients), never before (`retried`).
 async fn post(http: &reqwest::Client, url: &str, headers: &[(&str, &str)], body: Value) -> Answer {
@@ -313,10 +407,22 @@ impl Legacy {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[cfg_attr(windows, ignore = "needs HAProxy, from Debian")]
-async fn sessions_stick_to_their_replica_and_move_after_it_dies() {
-    let Some(haproxy) = haproxy() else { return };
-    let mut cluster = Cluster::start(&haproxy).await;
+#[cfg_attr(windows, ignore = "needs HAProxy and nginx, from Debian")]
+async fn haproxy_sessions_stick_to_their_replica_and_move_after_it_dies() {
+    sessions_stick_to_their_replica_and_move_after_it_dies(Balancer::Haproxy).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(windows, ignore = "needs HAProxy and nginx, from Debian")]
+async fn nginx_sessions_stick_to_their_replica_and_move_after_it_dies() {
+    sessions_stick_to_their_replica_and_move_after_it_dies(Balancer::Nginx).await;
+}
+
+async fn sessions_stick_to_their_replica_and_move_after_it_dies(balancer: Balancer) {
+    let Some(binary) = balancer.binary() else {
+        return;
+    };
+    let mut cluster = Cluster::start(balancer, &binary).await;
     let url = cluster.url.clone();
     let clients = (0..CLIENTS).map(|client| {
         let url = url.clone();
@@ -400,10 +506,23 @@ async fn modern_call(http: &reqwest::Client, url: &str, client: u64, i: u64) -> 
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[cfg_attr(windows, ignore = "needs HAProxy, from Debian")]
-async fn sessionless_clients_are_balanced_round_robin_and_lose_nothing_when_a_replica_dies() {
-    let Some(haproxy) = haproxy() else { return };
-    let mut cluster = Cluster::start(&haproxy).await;
+#[cfg_attr(windows, ignore = "needs HAProxy and nginx, from Debian")]
+async fn haproxy_sessionless_clients_are_balanced_round_robin_and_lose_nothing() {
+    sessionless_clients_are_balanced_round_robin_and_lose_nothing(Balancer::Haproxy).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(windows, ignore = "needs HAProxy and nginx, from Debian")]
+async fn nginx_sessionless_clients_are_balanced_round_robin_and_lose_nothing() {
+    sessionless_clients_are_balanced_round_robin_and_lose_nothing(Balancer::Nginx).await;
+}
+
+/// … and lose nothing when a replica dies.
+async fn sessionless_clients_are_balanced_round_robin_and_lose_nothing(balancer: Balancer) {
+    let Some(binary) = balancer.binary() else {
+        return;
+    };
+    let mut cluster = Cluster::start(balancer, &binary).await;
     let url = cluster.url.clone();
     let run = |from: u64, to: u64| {
         let url = url.clone();

@@ -10,9 +10,6 @@ use super::mcp::Listed;
 /// scans a terminal faster than a model reads a result.
 pub(crate) const SEARCH_LIMIT: usize = 10;
 
-/// The largest `--limit`: the index's own bound ([`toolsearch::MAX_LIMIT`]), as clap's range type.
-pub(crate) const MAX_SEARCH_LIMIT: i64 = toolsearch::MAX_LIMIT as i64;
-
 /// What `mcpx tools --search` was asked.
 #[derive(Debug)]
 pub(crate) struct Asked<'a> {

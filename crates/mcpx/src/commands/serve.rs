@@ -130,9 +130,6 @@ async fn watch_signals(stop: Stop) {
 /// not wait for; everything else has been flushed by then.
 const RUNTIME_STOP_GRACE: Duration = Duration::from_secs(1);
 
-/// The most worker threads `--threads` takes.
-pub(crate) const MAX_THREADS: u16 = 1024;
-
 /// Worker threads for the HTTP front unless `--threads` says: one per core, so that a big
 /// machine is used, and at least two, so that one long request never holds up the others
 /// (BENCHMARKS.md, "Threads").
