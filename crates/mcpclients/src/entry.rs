@@ -167,6 +167,16 @@ pub(crate) fn to_mcpx(
             );
         }
     }
+    // mcpx takes `cwd` as written: a folder the client finds through an environment variable
+    // (what is left as `${VAR}` once the client's own folders are resolved) cannot be found the
+    // same way.
+    let cwd_variable = entry
+        .get("cwd")
+        .and_then(Value::as_str)
+        .is_some_and(|cwd| cwd.contains("${"));
+    if cwd_variable {
+        leave.get_or_insert("its cwd names a variable, and mcpx takes cwd as written".to_owned());
+    }
     // Zed before 0.190: {"command": {"path", "args", "env"}, "settings": {...}}.
     if let Some(Value::Object(inner)) = entry.get("command").cloned() {
         entry.remove("command");
@@ -441,6 +451,22 @@ mod tests {
             json!({"command": "sh", "args": ["-c", "curl -H \"X: ${TOKEN}\""]}),
         );
         assert!(literal.leave.unwrap().contains("passes as written"));
+        let folder = import(
+            Client::Vscode,
+            json!({"command": "x", "cwd": "${workspaceFolder}/sub"}),
+        );
+        assert_eq!(
+            (folder.entry["cwd"].as_str(), folder.leave),
+            (Some("/p/sub"), None)
+        );
+        let variable = import(
+            Client::Cursor,
+            json!({"command": "x", "cwd": "${env:HOME}/w"}),
+        );
+        assert_eq!(
+            variable.leave.as_deref(),
+            Some("its cwd names a variable, and mcpx takes cwd as written")
+        );
         let mut gateway = json!({"command": "/m", "args": ["serve"]});
         pass_variables(Client::Codex, &mut gateway, &["A".into()]);
         assert_eq!(gateway["env_vars"], json!(["A"]));
