@@ -66,12 +66,23 @@ fn helper() {
             let hold_role = helper_command("hold");
             // Never waited for: it is to be stopped with this process.
             #[allow(clippy::zombie_processes)]
-            let _held = std::process::Command::new(&hold_role.program)
+            let mut held = std::process::Command::new(&hold_role.program)
                 .args(&hold_role.args)
                 .env(ROLE, "hold")
                 .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
                 .spawn()
                 .unwrap();
+            // The child's port is passed on by this process, whole: two processes writing one
+            // pipe could glue a line of one harness to the other's port line (seen in CI).
+            let child_out = std::io::BufReader::new(held.stdout.take().unwrap());
+            for line in child_out.lines() {
+                let line = line.unwrap();
+                if serde_json::from_str::<Value>(&line).is_ok_and(|v| v.get("port").is_some()) {
+                    println!("{line}");
+                    break;
+                }
+            }
             hold();
         }
         _ => hold(),
