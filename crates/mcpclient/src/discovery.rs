@@ -46,7 +46,7 @@ use crate::modern::{
     MODERN_VERSION,
 };
 use crate::rpc::Sent;
-use crate::{Connection, Response, RpcError};
+use crate::{Connection, Response, RpcError, TransportError};
 
 /// Which era a connection speaks, why, and what decided it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +93,17 @@ pub(crate) async fn handshake(
             Err(refusal) if names_modern(&refusal) => {
                 let evidence = "remembered legacy, but it refused initialize naming 2026-07-28";
                 talk.discover_only(MAX_PROBES, Why::Probed, evidence).await
+            }
+            // Any other refusal of `initialize` (a 2026-07-28 HTTP server that wants the
+            // MCP-Protocol-Version header answers -32020, say): the memory no longer holds, and
+            // the server, still there, is asked what it speaks (the specification: "re-probing
+            // if the cached assumption later fails").
+            Err(RpcError::Remote(refusal)) => {
+                let evidence = format!(
+                    "remembered legacy, but it refused initialize ({}: {})",
+                    refusal.code, refusal.message
+                );
+                talk.discover_only(MAX_PROBES, Why::Probed, &evidence).await
             }
             answer => {
                 talk.legacy(answer?, Why::Remembered, "an earlier start learnt it")
@@ -179,6 +190,23 @@ impl Talk<'_> {
         if matches!(answer, Err(RpcError::Closed | RpcError::NotSent)) {
             return Err(ClientError::ClosedByProbe);
         }
+        let answer = match answer {
+            Err(refusal) if refuses_authorization(&refusal) => {
+                // Nothing about the era: `initialize` is still tried, but when it fails too the
+                // refusal is what the user needs to read (a scope never granted, a login
+                // refused), not what a 2026-07-28 server says of an `initialize`.
+                let evidence = format!("server/discover: {refusal}");
+                let answer = match initialize {
+                    Some(mut sent) => self.within_timeout(sent.answer()).await,
+                    None => self.initialize().await,
+                };
+                return match answer {
+                    Ok(response) => self.legacy(response, Why::Probed, &evidence).await,
+                    Err(_) => Err(refusal.into()),
+                };
+            }
+            answer => answer,
+        };
         match probed(answer) {
             Probed::Modern(result) => {
                 if let Some(initialize) = initialize {
@@ -392,6 +420,20 @@ fn names_modern(error: &RpcError) -> bool {
                 .and_then(|d| d.get("supported"))
                 .and_then(Value::as_array)
                 .is_some_and(|v| v.iter().any(|v| v == MODERN_VERSION)))
+}
+
+/// Whether an error is the HTTP front's refusal to authorize the request (401 or 403 once the
+/// login and step-up allowed were spent, or no credentials to be had): it says nothing of the era.
+fn refuses_authorization(error: &RpcError) -> bool {
+    matches!(
+        error,
+        RpcError::Transport(
+            TransportError::Http {
+                status: Some(401 | 403),
+                ..
+            } | TransportError::Auth { .. }
+        )
+    )
 }
 
 /// A failure to send once the probe is out: a closed connection is the probe's doing.

@@ -2,6 +2,8 @@
 //! `discovery` module): each branch against a scripted stdio server, and the start again
 //! without the probe for a server that fails after it ([`mcpclient::connect`]).
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -202,17 +204,30 @@ async fn a_remembered_era_the_server_contradicts_gives_way_to_its_answer() {
     let found = client.discovery();
     assert_eq!((found.era, found.why), (Era::Legacy, Why::Probed));
 
-    // Remembered legacy, but the server refuses initialize naming 2026-07-28.
-    let refusal = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}}"#;
-    let discovered = DISCOVERED.replace(r#""id":1"#, r#""id":2"#);
-    let script =
-        format!("read init; echo '{refusal}'; read discover; echo '{discovered}'; read rest");
-    let (client, _events) =
-        Client::connect_with(server(&script), with(Protocol::Remembered(Era::Legacy)))
-            .await
-            .unwrap();
-    let found = client.discovery();
-    assert_eq!((found.era, found.why), (Era::Modern, Why::Probed));
+    // Remembered legacy, but the server refuses initialize naming 2026-07-28; or without
+    // naming a version (a 2026-07-28 HTTP server asking for its header): either way it is asked
+    // what it speaks.
+    for (refusal, code) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}}"#,
+            "2026-07-28",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Missing MCP-Protocol-Version header"}}"#,
+            "-32020",
+        ),
+    ] {
+        let discovered = DISCOVERED.replace(r#""id":1"#, r#""id":2"#);
+        let script =
+            format!("read init; echo '{refusal}'; read discover; echo '{discovered}'; read rest");
+        let (client, _events) =
+            Client::connect_with(server(&script), with(Protocol::Remembered(Era::Legacy)))
+                .await
+                .unwrap();
+        let found = client.discovery();
+        assert_eq!((found.era, found.why), (Era::Modern, Why::Probed));
+        assert!(found.evidence.contains(code), "{}", found.evidence);
+    }
 }
 
 #[tokio::test]
@@ -225,4 +240,79 @@ async fn a_configured_era_is_said_to_be_configured() {
         .await
         .unwrap();
     assert_eq!(client.discovery().why, Why::Configured);
+}
+
+/// An HTTP server on loopback that refuses `server/discover` with 403 (a scope it will never
+/// grant) and `initialize` as a 2026-07-28 server does without its header; the requests' methods
+/// are sent on `methods`.
+fn refusing_http_server(methods: std::sync::mpsc::Sender<String>) -> String {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(8) {
+            let Ok(mut stream) = stream else { return };
+            let methods = methods.clone();
+            std::thread::spawn(move || loop {
+                let Some(request) = common::read_request(&mut stream) else {
+                    return;
+                };
+                let method = request["method"].as_str().unwrap_or_default().to_owned();
+                let _ = methods.send(method.clone());
+                let (status, body) = if method == "server/discover" {
+                    (
+                        "403 Forbidden",
+                        r#"{"error":"insufficient_scope","error_description":"Scope upgrade will never succeed"}"#
+                            .to_owned(),
+                    )
+                } else {
+                    (
+                        "400 Bad Request",
+                        serde_json::json!({"jsonrpc": "2.0", "id": request["id"],
+                            "error": {"code": -32020, "message": "Missing MCP-Protocol-Version header"}})
+                        .to_string(),
+                    )
+                };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                if stream.write_all(head.as_bytes()).is_err()
+                    || stream.write_all(body.as_bytes()).is_err()
+                {
+                    return;
+                }
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn a_probe_refused_authorization_is_what_the_start_reports() {
+    // initialize is still tried (the refusal says nothing of the era), and when it fails too the
+    // user reads the refusal, not the 2026-07-28 server's complaint about initialize.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = refusing_http_server(tx);
+    let transport = mcpclient::HttpTransport::new(&mcpclient::HttpConfig {
+        url,
+        headers: Vec::new(),
+        auth: None,
+    })
+    .unwrap();
+    let error = tokio::time::timeout(
+        WITHIN,
+        Client::connect_with(transport, ClientOptions::default()),
+    )
+    .await
+    .expect("the start ends")
+    .err()
+    .expect("the start fails");
+    let error = error.to_string();
+    assert!(
+        error.contains("403") && error.contains("insufficient_scope"),
+        "{error}"
+    );
+    let methods: Vec<String> = rx.try_iter().collect();
+    assert!(methods.contains(&"initialize".to_owned()), "{methods:?}");
 }

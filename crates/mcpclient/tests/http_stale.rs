@@ -4,7 +4,9 @@
 //! request it receives; the client runtime is current-thread and blocked while the close
 //! arrives, so that nothing has read the close when the next request is made.
 
-use std::io::{Read, Write};
+mod common;
+
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -13,8 +15,6 @@ use std::time::{Duration, Instant};
 use mcpclient::{Frame, HttpConfig, HttpTransport, Transport, TransportError};
 use serde_json::{json, Value};
 
-/// Largest request the test server reads.
-const MAX_REQUEST_BYTES: usize = 1 << 20;
 /// How long the server waits for a connection or a request that should come.
 const WAIT: Duration = Duration::from_secs(10);
 /// How long the server waits for a connection that should not come, after the last one.
@@ -38,30 +38,6 @@ enum Then {
     CloseIdle(Close),
     /// Reads the second request in full, then closes without answering.
     DropAfterReading,
-}
-
-/// One request read from `stream`: its JSON-RPC body, or `None` at the end of the stream.
-fn read_request(stream: &mut TcpStream) -> Option<Value> {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
-            let length: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            if got.len() >= end + 4 + length {
-                return serde_json::from_slice(&got[end + 4..end + 4 + length]).ok();
-            }
-        }
-        assert!(got.len() < MAX_REQUEST_BYTES, "request too large");
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
 }
 
 /// Answers the JSON-RPC request `request` on `stream`, keeping the connection open.
@@ -117,7 +93,7 @@ fn server(then: Then) -> Server {
     let done = std::thread::spawn(move || {
         let mut received = Vec::new();
         let mut first = accept_within(&listener, WAIT).expect("the first connection");
-        let request = read_request(&mut first).expect("the first request");
+        let request = common::read_request(&mut first).expect("the first request");
         answer(&mut first, &request);
         received.push(request["id"].clone());
         match then {
@@ -132,7 +108,7 @@ fn server(then: Then) -> Server {
                 closed_tx.send(()).unwrap();
             }
             Then::DropAfterReading => {
-                let request = read_request(&mut first).expect("the second request");
+                let request = common::read_request(&mut first).expect("the second request");
                 received.push(request["id"].clone());
                 drop(first);
             }
@@ -143,7 +119,7 @@ fn server(then: Then) -> Server {
             Then::DropAfterReading => STRAY_WAIT,
         };
         while let Some(mut stream) = accept_within(&listener, within) {
-            while let Some(request) = read_request(&mut stream) {
+            while let Some(request) = common::read_request(&mut stream) {
                 answer(&mut stream, &request);
                 received.push(request["id"].clone());
             }

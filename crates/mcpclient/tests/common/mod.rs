@@ -1,0 +1,33 @@
+//! What the HTTP tests' loopback servers share.
+
+use std::io::Read;
+use std::net::TcpStream;
+
+use serde_json::Value;
+
+/// Largest request a test server reads.
+const MAX_REQUEST_BYTES: usize = 1 << 20;
+
+/// One request read from `stream`: its JSON-RPC body, or `None` at the end of the stream.
+pub(crate) fn read_request(stream: &mut TcpStream) -> Option<Value> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if got.len() >= end + 4 + length {
+                return serde_json::from_slice(&got[end + 4..end + 4 + length]).ok();
+            }
+        }
+        assert!(got.len() < MAX_REQUEST_BYTES, "request too large");
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
