@@ -39,6 +39,24 @@ pub fn cpu_time(pid: u32) -> Option<Duration> {
     Some(Duration::from_nanos(total))
 }
 
+/// The context switches of process `pid` so far, all its threads, voluntary (it waited: a
+/// thread parked and woken) and not, from `/proc/PID/task/*/status`; `None` where it cannot say.
+pub fn context_switches(pid: u32) -> Option<u64> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let status = std::fs::read_to_string(task.ok()?.path().join("status")).ok()?;
+        for line in status.lines() {
+            if let Some(count) = line
+                .strip_prefix("voluntary_ctxt_switches:")
+                .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            {
+                total += count.trim().parse::<u64>().ok()?;
+            }
+        }
+    }
+    Some(total)
+}
+
 /// Whose CPU time a run measures (the gateway under load, for its CPU per call).
 #[derive(Debug, Clone)]
 pub enum CpuOf {
@@ -111,6 +129,9 @@ pub struct Load {
     /// Speak MCP 2026-07-28 (HTTP only): no session, no handshake; each call one POST that
     /// carries its protocol version, client info and capabilities in `_meta`.
     pub modern: bool,
+    /// Each 2026-07-28 call on a connection of its own, closed after its answer (a client that
+    /// keeps no connection: urllib, curl, a serverless function); calls on a session keep theirs.
+    pub new_connection: bool,
 }
 
 /// How one client sends its calls: on a session, or one sessionless POST each (2026-07-28).
@@ -195,6 +216,8 @@ pub struct Report {
     pub latencies: Vec<Duration>,
     /// The CPU time [`Load::cpu_of`] spent from the first call to the last.
     pub cpu: Option<Duration>,
+    /// The context switches of [`Load::cpu_of`] over the same calls.
+    pub switches: Option<u64>,
 }
 
 impl Report {
@@ -226,6 +249,7 @@ impl Report {
             "p50_us": micros(self.quantile(0.5)),
             "p99_us": micros(self.quantile(0.99)),
             "cpu_us_per_call": self.cpu.map(|cpu| micros(cpu) / self.calls.max(1) as f64),
+            "switches_per_call": self.switches.map(|n| n as f64 / self.calls.max(1) as f64),
         })
     }
 }
@@ -278,6 +302,10 @@ async fn count_unmatched(mut events: mpsc::Receiver<Event>, unmatched: Arc<Atomi
 pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
     anyhow::ensure!(!load.mix.is_empty(), "the mix of calls is empty");
     anyhow::ensure!(
+        load.modern || !load.new_connection,
+        "a new connection per call is for 2026-07-28 calls (--modern): a session keeps its own"
+    );
+    anyhow::ensure!(
         !(load.modern && load.mix.contains(&Call::Drifting)),
         "drifting calls are checked byte for byte, and a 2026-07-28 answer carries what the \
          gateway adds (resultType, serverInfo)"
@@ -287,7 +315,13 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
     for _ in 0..load.clients.max(1) {
         let caller = match (load.modern, target) {
             (true, Reach::Http(config)) => Caller::Modern {
-                http: reqwest::Client::new(),
+                http: if load.new_connection {
+                    reqwest::Client::builder()
+                        .pool_max_idle_per_host(0)
+                        .build()?
+                } else {
+                    reqwest::Client::new()
+                },
                 url: config.url.clone(),
             },
             (true, _) => anyhow::bail!("2026-07-28 calls go over HTTP only"),
@@ -304,6 +338,7 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
     let next = Arc::new(AtomicUsize::new(0));
     let measured = load.cpu_of.as_ref().and_then(CpuOf::pid);
     let cpu_before = measured.and_then(cpu_time);
+    let switches_before = measured.and_then(context_switches);
     let started = Instant::now();
     let mut workers = Vec::new();
     for connection in &connections {
@@ -333,6 +368,10 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
         (Some(after), Some(before)) => Some(after.saturating_sub(before)),
         _ => None,
     };
+    let switches = match (measured.and_then(context_switches), switches_before) {
+        (Some(after), Some(before)) => Some(after.saturating_sub(before)),
+        _ => None,
+    };
     for connection in &connections {
         connection.close().await;
     }
@@ -352,6 +391,7 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
         elapsed,
         latencies,
         cpu,
+        switches,
     })
 }
 

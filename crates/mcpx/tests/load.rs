@@ -37,6 +37,7 @@ fn load(clients: usize, calls: usize) -> Load {
         timeout: Duration::from_secs(60),
         cpu_of: None,
         modern: false,
+        new_connection: false,
     }
 }
 
@@ -84,11 +85,28 @@ async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() 
     let sessionless = Load {
         mix: vec![Call::Valid, Call::Invalid],
         modern: true,
+        new_connection: false,
         ..load(4, 1_200)
     };
     let report = run(&target(&peer), &sessionless).await.unwrap();
     assert_eq!(report.failures, Vec::<String>::new());
     assert_eq!(report.right, 1_200);
+    // The same, each call on a connection of its own (a client that keeps none).
+    let one_connection_each = Load {
+        new_connection: true,
+        ..sessionless.clone()
+    };
+    let report = run(
+        &target(&peer),
+        &Load {
+            calls: 200,
+            ..one_connection_each
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.failures, Vec::<String>::new());
+    assert_eq!(report.right, 200);
     drop(peer);
     // The valid calls reached the server, each once; the invalid ones did not.
     let transcript = common::demo_transcript(dir.path(), spec);
@@ -96,11 +114,12 @@ async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() 
         .iter()
         .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
         .count();
-    assert_eq!(arrived, 600);
+    assert_eq!(arrived, 700);
     // Drifting answers cannot be checked byte for byte on this path: refused up front.
     let drifting = Load {
         mix: vec![Call::Drifting],
         modern: true,
+        new_connection: false,
         ..load(1, 1)
     };
     let nowhere = Reach::Http(HttpConfig {

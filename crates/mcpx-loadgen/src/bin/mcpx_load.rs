@@ -4,10 +4,11 @@
 //! ```text
 //! mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting]
 //!           [--prefix demo__] [--cpu-of PID|@PIDFILE]
-//!           (--http URL [--modern] [--header NAME:VALUE]... | -- PROGRAM ARG...)
+//!           (--http URL [--modern [--new-connection]] [--header NAME:VALUE]... | -- PROGRAM ARG...)
 //! ```
 //!
-//! `--modern` speaks MCP 2026-07-28: no session, each call one POST.
+//! `--modern` speaks MCP 2026-07-28: no session, each call one POST; with `--new-connection`
+//! each on a connection of its own (a client that keeps none, as urllib or curl).
 //!
 //! `--cpu-of` adds `cpu_us_per_call` to the report: the CPU time that process (all its
 //! threads) spent from the first call to the last, divided by the calls; `@PIDFILE` reads the
@@ -24,7 +25,7 @@ use std::time::Duration;
 use mcpclient::{HttpConfig, Reach, StdioCommand};
 use mcpx_loadgen::{run, Call, CpuOf, Load};
 
-const USAGE: &str = "usage: mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting] [--prefix P] [--timeout SECONDS] [--cpu-of PID|@PIDFILE] (--http URL [--modern] [--header NAME:VALUE]... | -- PROGRAM ARG...)";
+const USAGE: &str = "usage: mcpx-load [--clients N] [--concurrency C] [--calls N] [--mix valid,invalid,drifting] [--prefix P] [--timeout SECONDS] [--cpu-of PID|@PIDFILE] (--http URL [--modern [--new-connection]] [--header NAME:VALUE]... | -- PROGRAM ARG...)";
 
 fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
     let mut load = Load {
@@ -36,6 +37,7 @@ fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
         timeout: Duration::from_secs(60),
         cpu_of: None,
         modern: false,
+        new_connection: false,
     };
     let mut url = None;
     let mut headers = Vec::new();
@@ -69,6 +71,7 @@ fn parse(args: Vec<String>) -> Result<(Reach, Load), String> {
             }
             "--http" => url = Some(args.next().ok_or(USAGE)?),
             "--modern" => load.modern = true,
+            "--new-connection" => load.new_connection = true,
             "--header" => {
                 let header = args.next().ok_or(USAGE)?;
                 let (name, value) = header.split_once(':').ok_or(USAGE)?;
