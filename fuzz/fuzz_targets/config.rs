@@ -30,6 +30,11 @@ fuzz_target!(|data: &[u8]| {
                 .collect(),
             // Only tests build an in-process server; no config text can name one.
             Reach::InProcess(_) => panic!("{}: a config made an in-process server", server.name),
+            // An entry that cannot be used (a variable not set) says why; it expands nothing.
+            Reach::Unusable { problem, .. } => {
+                assert!(!problem.is_empty(), "{}: unusable, with no reason", server.name);
+                Vec::new()
+            }
         };
         for field in expanded {
             assert!(
