@@ -60,6 +60,7 @@ fn methods(path: &Path) -> Vec<String> {
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_modern_server_slower_than_the_quiet_period_is_modern_and_its_initialize_answer_dropped_unseen(
 ) {
     // A dual-era server still starting: it reads the probe first, then the initialize sent
@@ -85,6 +86,7 @@ async fn a_modern_server_slower_than_the_quiet_period_is_modern_and_its_initiali
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_server_that_ignores_the_probe_is_legacy_once_it_answers_initialize() {
     let script =
         format!("read discover; read init; echo '{INITIALIZED}'; read initialized; read rest");
@@ -99,6 +101,7 @@ async fn a_server_that_ignores_the_probe_is_legacy_once_it_answers_initialize() 
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_dual_era_server_answering_initialize_first_and_the_probe_within_the_grace_is_modern() {
     let script =
         format!("read discover; read init; echo '{INITIALIZED}'; echo '{DISCOVERED}'; read rest");
@@ -109,6 +112,7 @@ async fn a_dual_era_server_answering_initialize_first_and_the_probe_within_the_g
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_legacy_server_answering_the_probe_late_is_legacy_and_its_pipelined_initialize_used() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("sent");
@@ -131,6 +135,7 @@ async fn a_legacy_server_answering_the_probe_late_is_legacy_and_its_pipelined_in
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_server_that_dies_on_the_probe_is_started_again_without_it() {
     // As a server on the MCP Python SDK 1.6: slow to start, then dies on the probe it cannot
     // validate. Its second start is not probed.
@@ -155,6 +160,7 @@ async fn a_server_that_dies_on_the_probe_is_started_again_without_it() {
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_server_that_errs_on_initialize_after_the_probe_is_started_again_without_it() {
     let dir = tempfile::tempdir().unwrap();
     let mark = dir.path().join("started");
@@ -173,6 +179,7 @@ async fn a_server_that_errs_on_initialize_after_the_probe_is_started_again_witho
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_remembered_legacy_server_is_not_probed() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("sent");
@@ -190,6 +197,7 @@ async fn a_remembered_legacy_server_is_not_probed() {
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_remembered_era_the_server_contradicts_gives_way_to_its_answer() {
     // Remembered modern, but the server now answers the probe as a legacy server does.
     let refused =
@@ -231,6 +239,7 @@ async fn a_remembered_era_the_server_contradicts_gives_way_to_its_answer() {
 }
 
 #[tokio::test]
+#[cfg_attr(windows, ignore = "its scripted servers are `sh` scripts")]
 async fn a_configured_era_is_said_to_be_configured() {
     let script = format!(
         "read first; echo '{}'; read initialized; read rest",

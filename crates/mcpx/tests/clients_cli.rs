@@ -78,6 +78,10 @@ fn replace_home(text: &str, home: &Path) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn import_shows_what_it_would_do_with_secrets_masked() {
     let home = Home::new();
     home.write(".cursor/mcp.json", &cursor_file());
@@ -106,6 +110,10 @@ fn import_shows_what_it_would_do_with_secrets_masked() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn install_then_uninstall_through_the_command_line() {
     let home = Home::new();
     let file = home.write(".cursor/mcp.json", &cursor_file());
@@ -143,6 +151,10 @@ fn install_then_uninstall_through_the_command_line() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn bad_input_is_a_clear_error() {
     let home = Home::new();
     let run = home.mcpx(&["install", "notepad"]);
@@ -222,6 +234,10 @@ fn install_with_http_writes_each_clients_remote_form() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn doctor_says_what_is_wrong_and_how_to_fix_it() {
     let home = Home::new();
     let config = json!({"mcpServers": {
@@ -258,6 +274,10 @@ fn doctor_says_what_is_wrong_and_how_to_fix_it() {
 /// config (collisions renamed), read with no variable set. Every server is usable, but for
 /// those needing a variable, which fail alone, naming it (the others are served).
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn imported_configs_load() {
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcpclients/tests/fixtures");
     let home = Home::new();
@@ -327,6 +347,10 @@ fn imported_configs_load() {
 /// would not take stays in the client with the reason; a variable an imported server needs
 /// that is not set is named; and the installed entry serves the other servers all the same.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn install_uses_the_global_config_warns_and_keeps_what_mcpx_cannot_take() {
     let home = Home::new();
     home.write("mcpx.json", r#"{"mcpServers": {}}"#);
@@ -382,6 +406,10 @@ fn install_uses_the_global_config_warns_and_keeps_what_mcpx_cannot_take() {
 /// doctor never prints a secret: not the key in an unreachable server's URL (expanded from
 /// the environment), not a token a failing server echoes on its stderr.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn doctor_prints_no_secret() {
     let home = Home::new();
     let key = "doctor-url-key-0123456789";
@@ -412,6 +440,10 @@ fn doctor_prints_no_secret() {
 /// `--http` beyond this machine needs the gateway's token: refused without `--token-env`,
 /// written in the client's own form with it (a reference, never the token).
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "a Unix home (HOME) and `sh` servers; Windows paths: mcpclients' unit tests"
+)]
 fn install_with_http_beyond_loopback_needs_a_token_variable() {
     let home = Home::new();
     home.write(".claude.json", "{}");

@@ -385,6 +385,7 @@ fn shell_quote(text: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "the clients' npm CLIs run on Linux here")]
 fn claude_code() {
     let Some(clis) = clis() else { return };
     let home = Home::new();
@@ -411,6 +412,7 @@ fn claude_code() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "the clients' npm CLIs run on Linux here")]
 fn codex() {
     let Some(clis) = clis() else { return };
     let home = Home::new();
@@ -455,6 +457,7 @@ fn codex() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "the clients' npm CLIs run on Linux here")]
 fn gemini() {
     let Some(clis) = clis() else { return };
     let home = Home::new();
