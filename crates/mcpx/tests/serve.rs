@@ -6,9 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{
-    config, demo_transcript, processes_with, result_text, spec, Downstream, DRIFTING, MCPX,
-};
+#[cfg(target_os = "linux")]
+use common::processes_with;
+use common::{config, demo_transcript, result_text, spec, Downstream, DRIFTING, MCPX};
 use mcpclient::Frame;
 use serde_json::{json, Value};
 
@@ -647,6 +647,7 @@ async fn nothing_is_left_after(stop: impl FnOnce(&mut tokio::process::Child)) {
 /// Waits (at most [`common::FRAME_WAIT`]) until `mcpx serve` on stdio lists the tools of every
 /// one of `servers`, as a client (initialized) would see them: their starts are over. Its
 /// output, to be kept open.
+#[cfg(target_os = "linux")]
 async fn all_listed(
     gateway: &mut tokio::process::Child,
     servers: &[&str],
@@ -689,6 +690,7 @@ async fn all_listed(
 
 /// How long mcpx may take to exit once stopped with a server that ignores both the end of its
 /// input and SIGTERM: its servers' stop (documented: "within about 4 s").
+#[cfg(target_os = "linux")]
 const EXITS_WITHIN: Duration = common::SERVERS_STOP;
 
 // Linux only: its server is `sleep`, its processes are looked up in /proc and it makes the
