@@ -196,11 +196,7 @@ impl Talk<'_> {
                 // refusal is what the user needs to read (a scope never granted, a login
                 // refused), not what a 2026-07-28 server says of an `initialize`.
                 let evidence = format!("server/discover: {refusal}");
-                let answer = match initialize {
-                    Some(mut sent) => self.within_timeout(sent.answer()).await,
-                    None => self.initialize().await,
-                };
-                return match answer {
+                return match self.initialize_behind(initialize).await {
                     Ok(response) => self.legacy(response, Why::Probed, &evidence).await,
                     Err(_) => Err(refusal.into()),
                 };
@@ -224,10 +220,7 @@ impl Talk<'_> {
             }
             other => {
                 let evidence = other.describe();
-                let answer = match initialize {
-                    Some(mut sent) => self.within_timeout(sent.answer()).await,
-                    None => self.initialize().await,
-                };
+                let answer = self.initialize_behind(initialize).await;
                 self.legacy(answer?, Why::Probed, &evidence).await
             }
         }
@@ -345,6 +338,14 @@ impl Talk<'_> {
         self.connection
             .request("initialize", Some(params), self.options.timeout)
             .await
+    }
+
+    /// The answer to `initialize`: the one sent behind the probe (`sent`), or one sent now.
+    async fn initialize_behind(&self, sent: Option<Sent>) -> Result<Response, RpcError> {
+        match sent {
+            Some(mut sent) => self.within_timeout(sent.answer()).await,
+            None => self.initialize().await,
+        }
     }
 
     async fn within_timeout(
