@@ -31,28 +31,34 @@ pub fn resident_kib(pid: u32) -> Option<u64> {
 /// The CPU time process `pid` has spent so far, all its threads, from `/proc/PID/task/*/schedstat`
 /// (nanoseconds, not the 10 ms ticks of `/proc/PID/stat`); `None` where it cannot say.
 pub fn cpu_time(pid: u32) -> Option<Duration> {
-    let mut total = 0u64;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
-        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
-        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
-    }
-    Some(Duration::from_nanos(total))
+    over_threads(pid, "schedstat", |stat| {
+        stat.split_whitespace().next()?.parse::<u64>().ok()
+    })
+    .map(Duration::from_nanos)
 }
 
 /// The context switches of process `pid` so far, all its threads, voluntary (it waited: a
 /// thread parked and woken) and not, from `/proc/PID/task/*/status`; `None` where it cannot say.
 pub fn context_switches(pid: u32) -> Option<u64> {
+    over_threads(pid, "status", |status| {
+        status
+            .lines()
+            .filter_map(|line| {
+                line.strip_prefix("voluntary_ctxt_switches:")
+                    .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            })
+            .map(|count| count.trim().parse::<u64>().ok())
+            .sum()
+    })
+}
+
+/// The sum over the threads of process `pid` of what `read` finds in each one's `file` under
+/// `/proc/PID/task/TID/`; `None` when a file cannot be read or `read` finds nothing.
+fn over_threads(pid: u32, file: &str, read: impl Fn(&str) -> Option<u64>) -> Option<u64> {
     let mut total = 0u64;
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
-        let status = std::fs::read_to_string(task.ok()?.path().join("status")).ok()?;
-        for line in status.lines() {
-            if let Some(count) = line
-                .strip_prefix("voluntary_ctxt_switches:")
-                .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
-            {
-                total += count.trim().parse::<u64>().ok()?;
-            }
-        }
+        let text = std::fs::read_to_string(task.ok()?.path().join(file)).ok()?;
+        total += read(&text)?;
     }
     Some(total)
 }
@@ -364,14 +370,12 @@ pub async fn run(target: &Reach, load: &Load) -> anyhow::Result<Report> {
         worker.await?;
     }
     let elapsed = started.elapsed();
-    let cpu = match (measured.and_then(cpu_time), cpu_before) {
-        (Some(after), Some(before)) => Some(after.saturating_sub(before)),
-        _ => None,
-    };
-    let switches = match (measured.and_then(context_switches), switches_before) {
-        (Some(after), Some(before)) => Some(after.saturating_sub(before)),
-        _ => None,
-    };
+    let cpu = cpu_before
+        .zip(measured.and_then(cpu_time))
+        .map(|(before, after)| after.saturating_sub(before));
+    let switches = switches_before
+        .zip(measured.and_then(context_switches))
+        .map(|(before, after)| after.saturating_sub(before));
     for connection in &connections {
         connection.close().await;
     }
