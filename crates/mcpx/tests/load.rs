@@ -41,6 +41,44 @@ fn load(clients: usize, calls: usize) -> Load {
     }
 }
 
+/// A TCP proxy on loopback in front of the HTTP endpoint `url` that counts the connections it
+/// accepts (each forwarded both ways on threads of its own), and the target that goes through it.
+fn counting_proxy(url: &str) -> (Reach, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let rest = url.trim_start_matches("http://");
+    let (address, path) = rest.split_once('/').unwrap();
+    let upstream = address.to_owned();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxied = format!("http://{}/{path}", listener.local_addr().unwrap());
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
+    std::thread::spawn(move || {
+        // Bounded: the test makes at most a few hundred connections.
+        for client in listener.incoming().take(1_000) {
+            let Ok(client) = client else { return };
+            counted.fetch_add(1, Ordering::SeqCst);
+            let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                return;
+            };
+            for (mut from, mut to) in [
+                (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                (server, client),
+            ] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        }
+    });
+    let target = Reach::Http(HttpConfig {
+        url: proxied,
+        headers: Vec::new(),
+        auth: None,
+    });
+    (target, accepted)
+}
+
 fn target(peer: &HttpPeer) -> Reach {
     Reach::Http(HttpConfig {
         url: peer.url.clone(),
@@ -91,22 +129,32 @@ async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() 
     let report = run(&target(&peer), &sessionless).await.unwrap();
     assert_eq!(report.failures, Vec::<String>::new());
     assert_eq!(report.right, 1_200);
-    // The same, each call on a connection of its own (a client that keeps none).
-    let one_connection_each = Load {
-        new_connection: true,
-        ..sessionless.clone()
-    };
-    let report = run(
-        &target(&peer),
-        &Load {
-            calls: 200,
-            ..one_connection_each
-        },
-    )
-    .await
-    .unwrap();
-    assert_eq!(report.failures, Vec::<String>::new());
-    assert_eq!(report.right, 200);
+    // 200 more through a proxy that counts the connections: kept alive, they share at most one
+    // per call in flight (4 clients x 4); with --new-connection, each call has its own.
+    for (new_connection, calls) in [(false, 100), (true, 100)] {
+        let (proxy, accepted) = counting_proxy(&peer.url);
+        let report = run(
+            &proxy,
+            &Load {
+                calls,
+                new_connection,
+                ..sessionless.clone()
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.failures, Vec::<String>::new());
+        assert_eq!(report.right, calls);
+        let connections = accepted.load(std::sync::atomic::Ordering::SeqCst);
+        if new_connection {
+            assert_eq!(connections, calls, "one connection per call");
+        } else {
+            assert!(
+                (1..=16).contains(&connections),
+                "{connections} connections kept alive"
+            );
+        }
+    }
     drop(peer);
     // The valid calls reached the server, each once; the invalid ones did not.
     let transcript = common::demo_transcript(dir.path(), spec);
