@@ -129,6 +129,7 @@ mod oauth;
 mod sessions;
 mod stateless;
 mod stream;
+mod wakes;
 
 pub use connections::MAX_CONNECTIONS_PER_ADDRESS;
 use connections::{Admitted, Connections, Guarded};
@@ -342,7 +343,9 @@ pub async fn serve_http(
             .keep_alive(true);
         let connection = http1.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
         let mut closed = closed.clone();
-        tokio::spawn(async move {
+        // Woken by its own request body while it runs (see `wakes`): polled again on its
+        // thread, not handed to another worker.
+        tokio::spawn(wakes::polled_again_when_woken(async move {
             let mut connection = std::pin::pin!(connection);
             let told = async {
                 tokio::select! {
@@ -366,7 +369,7 @@ pub async fn serve_http(
                 tracing::debug!(%error, "a connection ended with an error");
             }
             drop(place);
-        });
+        }));
     }
     // Every request in flight is answered now, and every stream ends after its last answer,
     // so that the connections can close; those still open after the grace are dropped.
