@@ -13,7 +13,8 @@
 //!
 //! A wake that arrives from elsewhere (an answer from an upstream) while the task is not being
 //! polled goes to the runtime as before. A task woken on every one of [`MAX_POLLS_AT_ONCE`]
-//! polls in a row yields to the runtime, so it cannot keep its worker from other tasks.
+//! polls in a row, or that has spent tokio's budget for one turn, yields to the runtime, so it
+//! cannot keep its worker from other tasks.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,23 +28,23 @@ use futures_util::task::AtomicWaker;
 /// back to the runtime (hyper's own dispatcher loops at most 16 times a poll, then yields).
 pub(super) const MAX_POLLS_AT_ONCE: usize = 8;
 
-/// Not being polled: a wake goes to the runtime.
-const IDLE: u8 = 0;
-/// Being polled, not woken since the poll began.
+/// Set while the future is being polled: a wake only sets [`WOKEN`].
 const POLLING: u8 = 1;
-/// Woken while being polled: polled again when the poll returns.
+/// Set by a wake; while [`POLLING`] is set too, the future is polled again when its poll returns.
 const WOKEN: u8 = 2;
 
 /// `future`, polled again at once whenever it is woken while being polled.
 pub(super) fn polled_again_when_woken<F: Future>(future: F) -> PolledAgain<F> {
     let wakes = Arc::new(Wakes {
-        state: AtomicU8::new(IDLE),
+        state: AtomicU8::new(0),
         runtime: AtomicWaker::new(),
     });
     PolledAgain {
         future: Box::pin(future),
         waker: Waker::from(wakes.clone()),
         wakes,
+        #[cfg(test)]
+        polled_again: 0,
     }
 }
 
@@ -53,8 +54,13 @@ pub(super) struct PolledAgain<F> {
     wakes: Arc<Wakes>,
     /// The waker the future is polled with: [`Wakes`].
     waker: Waker,
+    /// How many polls were made again at once (tests read it).
+    #[cfg(test)]
+    polled_again: usize,
 }
 
+/// [`POLLING`] and [`WOKEN`], and the runtime's waker. Every change of the state is a
+/// read-modify-write, so that a wake and a poll always see each other's writes in one order.
 struct Wakes {
     state: AtomicU8,
     /// The runtime's waker for the task, from its latest poll.
@@ -67,16 +73,11 @@ impl Wake for Wakes {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        // Being polled: the poll sees WOKEN when it returns. Already WOKEN: nothing more to do.
-        // Not being polled: the runtime schedules the task. (A poll that ends between the two
-        // reads finds POLLING still set and goes back to IDLE; this wake then reads IDLE and
-        // goes to the runtime, so no wake is lost.)
-        match self
-            .state
-            .compare_exchange(POLLING, WOKEN, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) | Err(WOKEN) => {}
-            Err(_) => self.runtime.wake(),
+        // Being polled: the poll finds WOKEN when it returns, and polls again. Not being polled:
+        // the runtime schedules the task. A poll that ends at the same moment either sees WOKEN
+        // (its compare-exchange fails) or ended first, and then this wake finds POLLING clear.
+        if self.state.fetch_or(WOKEN, Ordering::AcqRel) & POLLING == 0 {
+            self.runtime.wake();
         }
     }
 }
@@ -86,26 +87,36 @@ impl<F: Future> Future for PolledAgain<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
+        // Before any pass: a wake after a pass ends then reaches this poll's waker.
         this.wakes.runtime.register(cx.waker());
         let mut inner = Context::from_waker(&this.waker);
-        for _ in 0..MAX_POLLS_AT_ONCE {
-            this.wakes.state.store(POLLING, Ordering::Release);
+        for pass in 0..MAX_POLLS_AT_ONCE {
+            // Wakes from before this pass are answered by it.
+            this.wakes.state.swap(POLLING, Ordering::AcqRel);
             if let Poll::Ready(output) = this.future.as_mut().poll(&mut inner) {
-                this.wakes.state.store(IDLE, Ordering::Release);
+                this.wakes.state.swap(0, Ordering::AcqRel);
                 return Poll::Ready(output);
             }
             if this
                 .wakes
                 .state
-                .compare_exchange(POLLING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(POLLING, 0, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
                 return Poll::Pending;
             }
-            // Woken while it ran: polled again.
+            // Woken while it ran. Polled again, unless the task has spent tokio's budget for
+            // one turn (its resources would only say "not now" and wake it again).
+            if pass + 1 == MAX_POLLS_AT_ONCE || !tokio::task::coop::has_budget_remaining() {
+                break;
+            }
+            #[cfg(test)]
+            {
+                this.polled_again += 1;
+            }
         }
-        // Woken on every poll: back to the runtime, after its other tasks.
-        this.wakes.state.store(IDLE, Ordering::Release);
+        // Woken on every pass, or out of budget: back to the runtime, after its other tasks.
+        this.wakes.state.swap(0, Ordering::AcqRel);
         cx.waker().wake_by_ref();
         Poll::Pending
     }
@@ -115,6 +126,8 @@ impl<F: Future> Future for PolledAgain<F> {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
 
     /// Counts the polls of a task and the wakes the runtime receives.
     struct Counting(AtomicUsize);
@@ -189,50 +202,130 @@ mod tests {
         assert_eq!(poll_once(&mut task, &runtime), Poll::Ready(Ok(7)));
     }
 
+    /// Woken from another thread while it is being polled (the thread is joined before the
+    /// poll returns), once; ready on the next poll.
+    struct WokenFromElsewhereWhileRunning {
+        polls: usize,
+    }
+
+    impl Future for WokenFromElsewhereWhileRunning {
+        type Output = usize;
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+            self.polls += 1;
+            if self.polls > 1 {
+                return Poll::Ready(self.polls);
+            }
+            let waker = cx.waker().clone();
+            std::thread::spawn(move || waker.wake()).join().unwrap();
+            Poll::Pending
+        }
+    }
+
+    #[test]
+    fn a_wake_from_another_thread_during_the_poll_is_answered_by_polling_again() {
+        let runtime = Arc::new(Counting(AtomicUsize::new(0)));
+        let mut task = polled_again_when_woken(WokenFromElsewhereWhileRunning { polls: 0 });
+        assert_eq!(poll_once(&mut task, &runtime), Poll::Ready(2));
+        assert_eq!(task.polled_again, 1);
+        assert_eq!(runtime.0.load(Ordering::SeqCst), 0, "the runtime was woken");
+    }
+
+    /// Polls `future` on this thread until it is ready, parking in between; `None` when it is
+    /// not ready within `within` (a lost wake).
+    fn block_on_within<F: Future + Unpin>(future: &mut F, within: Duration) -> Option<F::Output> {
+        struct Unpark(std::thread::Thread);
+        impl Wake for Unpark {
+            fn wake(self: Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+        let deadline = Instant::now() + within;
+        loop {
+            if let Poll::Ready(output) =
+                Pin::new(&mut *future).poll(&mut Context::from_waker(&waker))
+            {
+                return Some(output);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            std::thread::park_timeout(deadline - now);
+        }
+    }
+
+    /// What a feeding thread and a task that takes what it feeds share.
+    #[derive(Default)]
+    struct Feed {
+        waker: Mutex<Option<Waker>>,
+        fed: AtomicUsize,
+        taken: AtomicUsize,
+    }
+
+    /// Takes what was fed, then runs on a little after (the window in which a wake lands while
+    /// it is being polled); ready once it has taken `until`.
+    struct Taker {
+        feed: Arc<Feed>,
+        until: usize,
+    }
+
+    impl Future for Taker {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            // The waker left and what was fed read under one lock, which the feeder also takes
+            // to feed: either it sees this waker, or this poll sees what it fed.
+            let fed = {
+                let mut waker = self.feed.waker.lock().unwrap();
+                *waker = Some(cx.waker().clone());
+                self.feed.fed.load(Ordering::SeqCst)
+            };
+            self.feed.taken.store(fed, Ordering::SeqCst);
+            if fed == self.until {
+                return Poll::Ready(());
+            }
+            for _ in 0..(fed % 64) * 8 {
+                std::hint::spin_loop();
+            }
+            Poll::Pending
+        }
+    }
+
     #[test]
     fn wakes_racing_the_end_of_polls_are_never_lost() {
-        // A task that waits on a channel fed by another thread as fast as it can: every message
-        // is taken, whether its wake lands during a poll or after one (bounded count).
+        // One message at a time, each waited for: a wake lost anywhere (during a poll, at its
+        // end, between polls) leaves the feeder waiting, and the task unfinished. Bounded: the
+        // messages, and a deadline for each.
         const MESSAGES: usize = 20_000;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let (send, mut receive) = tokio::sync::mpsc::unbounded_channel::<usize>();
+        let feed = Arc::new(Feed::default());
+        let feeding = feed.clone();
         let feeder = std::thread::spawn(move || {
-            for i in 0..MESSAGES {
-                send.send(i).unwrap();
-                // Now and then the receiver catches up and waits, so that sends land both while
-                // it is being polled and while it is not.
-                if i % 16 == 0 {
+            for i in 1..=MESSAGES {
+                let waker = {
+                    let waker = feeding.waker.lock().unwrap();
+                    feeding.fed.store(i, Ordering::SeqCst);
+                    waker.clone()
+                };
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while feeding.taken.load(Ordering::SeqCst) < i {
+                    assert!(Instant::now() < deadline, "message {i} was never taken");
                     std::thread::yield_now();
                 }
             }
         });
-        let taken = rt.block_on(async move {
-            tokio::time::timeout(
-                std::time::Duration::from_secs(60),
-                rt_spawned(async move {
-                    let mut taken = 0;
-                    while receive.recv().await.is_some() {
-                        taken += 1;
-                    }
-                    taken
-                }),
-            )
-            .await
-            .expect("a wake was lost: the task never finished")
+        let mut task = polled_again_when_woken(Taker {
+            feed,
+            until: MESSAGES,
         });
-        feeder.join().unwrap();
-        assert_eq!(taken, MESSAGES);
-    }
-
-    async fn rt_spawned<F>(future: F) -> F::Output
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        tokio::spawn(polled_again_when_woken(future)).await.unwrap()
+        let done = block_on_within(&mut task, Duration::from_secs(60));
+        feeder
+            .join()
+            .expect("a wake was lost: the feeder waited in vain");
+        assert_eq!(done, Some(()), "a wake was lost: the task never finished");
+        // The race was run: some wakes landed while the task was being polled.
+        assert!(task.polled_again > 0, "no wake landed during a poll");
     }
 }
