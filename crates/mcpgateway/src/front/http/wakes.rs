@@ -129,7 +129,7 @@ mod tests {
     use std::sync::Mutex;
     use std::time::{Duration, Instant};
 
-    /// Counts the polls of a task and the wakes the runtime receives.
+    /// A runtime's waker that counts the wakes it receives.
     struct Counting(AtomicUsize);
 
     impl Wake for Counting {
