@@ -45,6 +45,7 @@ use serde_json::json;
 use subtle::ConstantTimeEq;
 use thiserror::Error;
 use tokio::net::TcpListener;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::front::bearer::{BearerError, ResourceAuth};
 use crate::front::drain::Phase;
@@ -223,6 +224,26 @@ pub enum HttpError {
 /// [`HttpError::TokenRequired`] for a non-loopback listener without a token; the listener's
 /// failure.
 pub async fn serve_http(
+    gateway: Gateway,
+    listener: TcpListener,
+    options: HttpOptions,
+    stop: Stop,
+) -> Result<(), HttpError> {
+    // The accept loop runs as a task of its own, on the runtime's workers, wherever this is
+    // awaited: awaited in `block_on`, it ran on the caller's thread, so every new connection was
+    // accepted there and handed to a worker (a thread woken a connection, BENCHMARKS.md). A
+    // connection spawned from a worker starts on that worker. Dropping this stops it, as before.
+    let accepting = AbortOnDropHandle::new(tokio::spawn(accept(gateway, listener, options, stop)));
+    match accepting.await {
+        Ok(served) => served,
+        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+        // Cancelled: the runtime is shutting down.
+        Err(_) => Ok(()),
+    }
+}
+
+/// [`serve_http`]'s accept loop.
+async fn accept(
     gateway: Gateway,
     listener: TcpListener,
     options: HttpOptions,
@@ -1013,6 +1034,78 @@ mod tests {
             "http://[::1]x",
         ] {
             assert!(!is_local_origin(foreign), "{foreign}");
+        }
+    }
+
+    /// Asks `GET /healthz` of `addr` from a plain thread; the status line, or why none came
+    /// within `within`.
+    fn health_status(addr: SocketAddr, within: Duration) -> Result<String, String> {
+        use std::io::{BufRead, Write};
+        let mut tcp =
+            std::net::TcpStream::connect_timeout(&addr, within).map_err(|e| e.to_string())?;
+        tcp.set_read_timeout(Some(within))
+            .map_err(|e| e.to_string())?;
+        let ask = format!(
+            "GET {} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n",
+            crate::HEALTH_PATH
+        );
+        tcp.write_all(ask.as_bytes()).map_err(|e| e.to_string())?;
+        let mut line = String::new();
+        std::io::BufReader::new(tcp)
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        Ok(line.trim_end().to_owned())
+    }
+
+    /// How long a test waits for an answer that comes at once when nothing is wrong.
+    const WITHIN: Duration = Duration::from_secs(5);
+
+    /// The accept loop is a task of its own: the front serves new connections while the thread
+    /// that awaits `serve_http` (here `block_on`'s, as in `mcpx serve`) is busy elsewhere.
+    /// Before, it ran in the awaiting future, so this request waited for a poll that never came.
+    #[test]
+    fn the_front_accepts_while_the_thread_that_awaits_it_is_busy() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let answered = runtime.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let gateway = Gateway::start(Vec::new(), crate::GatewayOptions::default());
+            let serving = serve_http(gateway, listener, HttpOptions::default(), Stop::new());
+            let mut serving = std::pin::pin!(serving);
+            // Polled once (the accept loop starts), then never again while the thread blocks.
+            assert!(futures_util::poll!(serving.as_mut()).is_pending());
+            health_status(addr, WITHIN)
+        });
+        assert_eq!(answered, Ok("HTTP/1.1 200 OK".to_owned()));
+        runtime.shutdown_timeout(WITHIN);
+    }
+
+    /// Dropping `serve_http`'s future stops the front: its listener closes.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropping_the_front_closes_its_listener() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let gateway = Gateway::start(Vec::new(), crate::GatewayOptions::default());
+        let serving = serve_http(gateway, listener, HttpOptions::default(), Stop::new());
+        let mut serving = Box::pin(serving);
+        assert!(futures_util::poll!(serving.as_mut()).is_pending());
+        let before = tokio::task::spawn_blocking(move || health_status(addr, WITHIN));
+        assert_eq!(before.await.unwrap(), Ok("HTTP/1.1 200 OK".to_owned()));
+        drop(serving);
+        let started = std::time::Instant::now();
+        loop {
+            if tokio::net::TcpStream::connect(addr).await.is_err() {
+                break;
+            }
+            assert!(
+                started.elapsed() < WITHIN,
+                "still accepting {WITHIN:?} after the drop"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
