@@ -26,6 +26,7 @@ mod http;
 mod lines;
 mod message;
 mod modern;
+mod own_stdio;
 mod params;
 mod pipe;
 mod process;
@@ -70,6 +71,7 @@ pub use modern::{
     MAX_PROBES, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
     META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN_VERSION, REQUEST_META_KEYS,
 };
+pub use own_stdio::{own_stdio, OwnStdio};
 pub use params::{count_values, RawParams};
 pub use pipe::{InProcess, Pipe, PipeSink, PipeSource};
 pub use process::locate;

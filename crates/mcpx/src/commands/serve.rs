@@ -207,7 +207,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
                         }
                     });
                 }
-                let (input, output) = platform::stdio();
+                let (input, output) = mcpclient::own_stdio();
                 let drained = async {
                     stop.reached(Phase::Draining).await;
                     gateway.drain(serve.drain_timeout, &stop).await;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-use super::{FileId, Stdio};
+use super::FileId;
 
 /// SIGINT and SIGTERM, each named as it arrives.
 pub(crate) struct StopSignals {
@@ -60,32 +60,6 @@ pub(crate) fn file_id(path: &Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.dev(), metadata.ino()))
-}
-
-/// Standard input and output for the stdio front. When they are pipes (as when a client
-/// spawns mcpx) they are read and written as non-blocking pipes on the runtime; Tokio's own
-/// stdin and stdout go through a blocking thread for every read and write, which costs a
-/// thread hand-off per frame.
-pub(crate) fn stdio() -> Stdio {
-    use std::os::fd::AsFd;
-    use tokio::net::unix::pipe;
-    let input = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .and_then(pipe::Receiver::from_owned_fd);
-    let output = std::io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .and_then(pipe::Sender::from_owned_fd);
-    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match input {
-        Ok(pipe) => Box::new(pipe),
-        Err(_) => Box::new(tokio::io::stdin()),
-    };
-    let output: Box<dyn tokio::io::AsyncWrite + Unpin + Send> = match output {
-        Ok(pipe) => Box::new(pipe),
-        Err(_) => Box::new(tokio::io::stdout()),
-    };
-    (input, output)
 }
 
 /// Raises the soft limit of open files to the hard one: each HTTP connection and each stdio

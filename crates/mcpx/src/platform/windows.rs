@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::signal::windows::{ctrl_break, ctrl_c, CtrlBreak, CtrlC};
 
-use super::{FileId, Stdio};
+use super::FileId;
 
 /// Ctrl-C and Ctrl-Break from the console, each named as it arrives.
 pub(crate) struct StopSignals {
@@ -53,12 +53,6 @@ pub(crate) fn file_id(path: &Path) -> Option<FileId> {
     let file = std::fs::File::open(path).ok()?;
     let info = winapi_util::file::information(&file).ok()?;
     Some((info.volume_serial_number(), info.file_index()))
-}
-
-/// Standard input and output for the stdio front: Tokio's, which read and write on a blocking
-/// thread (a Windows pipe opened for synchronous I/O cannot be read any other way).
-pub(crate) fn stdio() -> Stdio {
-    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
 
 /// Windows has no limit of open handles to raise.
