@@ -231,8 +231,9 @@ pub async fn serve_http(
 ) -> Result<(), HttpError> {
     // The accept loop runs as a task of its own, on the runtime's workers, wherever this is
     // awaited: awaited in `block_on`, it ran on the caller's thread, so every new connection was
-    // accepted there and handed to a worker (a thread woken a connection, BENCHMARKS.md). A
-    // connection spawned from a worker starts on that worker. Dropping this stops it, as before.
+    // accepted there and handed to a worker, one more thread woken a connection (BENCHMARKS.md,
+    // "The accept loop on a worker"). A connection spawned from a worker starts on that worker.
+    // Dropping this future stops the loop, as before.
     let accepting = AbortOnDropHandle::new(tokio::spawn(accept(gateway, listener, options, stop)));
     match accepting.await {
         Ok(served) => served,
