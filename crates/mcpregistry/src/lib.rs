@@ -19,7 +19,7 @@ mod server;
 pub use entry::{default_name, to_entry, Entry, Naming, Need, Prefer, Question};
 pub use error::Error;
 pub use registry::{
-    Registry, Summary, CONNECT_TIMEOUT, MAX_RESPONSE_BYTES, MAX_SEARCH_RESULTS, OFFICIAL_REGISTRY,
-    REQUEST_TIMEOUT,
+    Found, Registry, Summary, CONNECT_TIMEOUT, MAX_RESPONSE_BYTES, MAX_SEARCH_RESULTS,
+    OFFICIAL_REGISTRY, REQUEST_TIMEOUT,
 };
 pub use server::ServerJson;

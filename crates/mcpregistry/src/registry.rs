@@ -39,6 +39,15 @@ pub struct Summary {
     pub description: String,
 }
 
+/// What a search found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The servers, at most [`MAX_SEARCH_RESULTS`], in the registry's order.
+    pub servers: Vec<Summary>,
+    /// More servers match than these: the registry has a next page.
+    pub more: bool,
+}
+
 /// A registry.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -129,8 +138,9 @@ impl Registry {
         serde_json::from_slice(&body).map_err(|e| failed(format!("not JSON ({e})")))
     }
 
-    /// The servers whose name or description holds `words` (latest versions, one page).
-    pub async fn search(&self, words: &str) -> Result<Vec<Summary>, Error> {
+    /// The servers whose name or description holds `words` (latest versions): the first
+    /// [`MAX_SEARCH_RESULTS`], and whether more match (the answer's `metadata.nextCursor`).
+    pub async fn search(&self, words: &str) -> Result<Found, Error> {
         let url = format!(
             "{}/v0.1/servers?search={}&version=latest&limit={MAX_SEARCH_RESULTS}",
             self.base,
@@ -149,7 +159,12 @@ impl Registry {
                 .unwrap_or_default()
                 .to_owned()
         };
-        Ok(items
+        let next_page = answer
+            .pointer("/metadata/nextCursor")
+            .and_then(Value::as_str)
+            .is_some_and(|cursor| !cursor.is_empty());
+        let more = next_page || items.len() > MAX_SEARCH_RESULTS;
+        let servers = items
             .iter()
             .take(MAX_SEARCH_RESULTS)
             .map(|item| {
@@ -162,7 +177,8 @@ impl Registry {
                 }
             })
             .filter(|s| !s.name.is_empty())
-            .collect())
+            .collect();
+        Ok(Found { servers, more })
     }
 
     /// The latest server.json of `name`, checked against the server.json schema.

@@ -311,7 +311,8 @@ pub enum Command {
         /// The server's name in the registry (io.github.user/weather).
         #[arg(required_unless_present = "search", conflicts_with = "search")]
         name: Option<String>,
-        /// List the servers whose name or description holds WORDS.
+        /// List the servers whose name or description holds WORDS (the first 30; stderr says
+        /// when more match).
         #[arg(long, value_name = "WORDS")]
         search: Option<String>,
         /// The registry to ask.

@@ -22,7 +22,7 @@ const REGISTRY_LIFETIME: Duration = Duration::from_secs(60);
 const HUGE: usize = 5 * 1024 * 1024;
 
 /// The documents, by the name the registry knows them by.
-fn documents() -> Vec<(&'static str, Value)> {
+fn documents() -> Vec<(String, Value)> {
     let read = |file: &str| -> Value {
         serde_json::from_str(&std::fs::read_to_string(Path::new(DOCS).join(file)).unwrap()).unwrap()
     };
@@ -65,7 +65,18 @@ fn documents() -> Vec<(&'static str, Value)> {
             ),
         ),
     ]
+    .into_iter()
+    .map(|(name, doc)| (name.to_owned(), doc))
+    .chain((0..BULK).map(|n| {
+        let mut doc = npm_package(json!({}), &format!("bulk-{n:02}"));
+        doc["description"] = json!("One of many alike.");
+        (format!("com.example/bulk-{n:02}"), doc)
+    }))
+    .collect()
 }
+
+/// How many servers match "many alike": more than one page of a search.
+const BULK: usize = mcpregistry::MAX_SEARCH_RESULTS + 5;
 
 /// A server.json of one npm package, `package` merged into it, named `com.example/NAME`.
 fn npm_package(package: Value, name: &str) -> Value {
@@ -118,8 +129,19 @@ fn answer(path: &str) -> (u16, Vec<u8>) {
             })
             .map(|(_, d)| json!({"server": d, "_meta": meta}))
             .collect();
-        let count = servers.len();
-        let body = json!({"servers": servers, "metadata": {"count": count}});
+        // One page of `limit` (the API's default 30), and the cursor of the next if any.
+        let limit = query
+            .split('&')
+            .find_map(|p| p.strip_prefix("limit="))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(30);
+        let more = servers.len() > limit;
+        let page: Vec<Value> = servers.into_iter().take(limit).collect();
+        let mut metadata = json!({"count": page.len()});
+        if more {
+            metadata["nextCursor"] = page[limit - 1]["server"]["name"].clone();
+        }
+        let body = json!({"servers": page, "metadata": metadata});
         return (200, body.to_string().into_bytes());
     }
     if let Some(rest) = route.strip_prefix("/v0.1/servers/") {
@@ -242,6 +264,49 @@ fn search_lists_matching_servers() {
     );
     assert_eq!((run.code, run.stdout.as_str()), (1, ""));
     assert!(!config.exists());
+}
+
+/// More matches than one page: the first page is listed, one line a server on stdout, and a
+/// note on stderr says there are more; one page exactly gets no note.
+#[test]
+fn a_search_with_more_matches_than_a_page_says_so() {
+    assert_eq!(
+        mcpregistry::MAX_SEARCH_RESULTS,
+        30,
+        "add --search's help and the manual (clients.md) say the first 30"
+    );
+    let url = registry();
+    let (_dir, config) = config_dir();
+    let run = add(
+        &config,
+        &["--search", "many alike", "--registry", &url],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        mcpregistry::MAX_SEARCH_RESULTS,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[0].starts_with("com.example/bulk-00\t1.0.0\t"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!(
+            "mcpx: the first {} servers are shown; more match \"many alike\": add words to narrow the search",
+            mcpregistry::MAX_SEARCH_RESULTS
+        )
+    );
+    // bulk-30 to bulk-34: fewer than a page.
+    let run = add(&config, &["--search", "bulk-3", "--registry", &url], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), BULK - 30, "{}", run.stdout);
+    assert_eq!(run.stderr, "");
 }
 
 #[test]

@@ -22,12 +22,13 @@ pub(crate) struct Asked<'a> {
     pub(crate) dry_run: bool,
 }
 
-/// `mcpx add --search WORDS`: one line a server (exit 1 when none).
+/// `mcpx add --search WORDS`: one line a server (exit 1 when none); when more match than are
+/// shown, a note on stderr says so (stdout stays one line a server).
 pub(crate) fn search(registry: &str, words: &str) -> anyhow::Result<ExitCode> {
     let registry = Registry::new(registry)?;
     let found = runtime()?.block_on(registry.search(words))?;
     let mut out = String::new();
-    for server in &found {
+    for server in &found.servers {
         let _ = writeln!(
             out,
             "{}\t{}\t{}",
@@ -37,7 +38,14 @@ pub(crate) fn search(registry: &str, words: &str) -> anyhow::Result<ExitCode> {
         );
     }
     print(&out)?;
-    Ok(if found.is_empty() {
+    if found.more {
+        anstream::eprintln!(
+            "mcpx: the first {} servers are shown; more match {:?}: add words to narrow the search",
+            found.servers.len(),
+            printable(words)
+        );
+    }
+    Ok(if found.servers.is_empty() {
         ExitCode::from(crate::cli::EXIT_NO)
     } else {
         ExitCode::SUCCESS
