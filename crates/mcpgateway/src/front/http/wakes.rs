@@ -260,14 +260,25 @@ mod tests {
     struct Feed {
         waker: Mutex<Option<Waker>>,
         fed: AtomicUsize,
+        /// The latest message whose wake the feeder has made (after `wake` returned).
+        woke: AtomicUsize,
         taken: AtomicUsize,
     }
+
+    /// One message in this many, the taker's poll waits until the next message's wake has been
+    /// made: a wake certain to land during a poll, whatever the scheduler does with the rest.
+    const WAIT_FOR_A_WAKE_EVERY: usize = 64;
+    /// How long such a poll waits for that wake at most (the test stays bounded if it never
+    /// comes; the feeder then fails on its own deadline).
+    const WAIT_FOR_A_WAKE_AT_MOST: Duration = Duration::from_secs(5);
 
     /// Takes what was fed, then runs on a little after (the window in which a wake lands while
     /// it is being polled); ready once it has taken `until`.
     struct Taker {
         feed: Arc<Feed>,
         until: usize,
+        /// How many of its polls saw the next message's wake made before they returned.
+        woken_while_polled: usize,
     }
 
     impl Future for Taker {
@@ -284,8 +295,18 @@ mod tests {
             if fed == self.until {
                 return Poll::Ready(());
             }
-            for _ in 0..(fed % 64) * 8 {
-                std::hint::spin_loop();
+            if fed > 0 && fed % WAIT_FOR_A_WAKE_EVERY == 0 {
+                let deadline = Instant::now() + WAIT_FOR_A_WAKE_AT_MOST;
+                while self.feed.woke.load(Ordering::SeqCst) <= fed && Instant::now() < deadline {
+                    std::thread::yield_now();
+                }
+                if self.feed.woke.load(Ordering::SeqCst) > fed {
+                    self.get_mut().woken_while_polled += 1;
+                }
+            } else {
+                for _ in 0..(fed % WAIT_FOR_A_WAKE_EVERY) * 8 {
+                    std::hint::spin_loop();
+                }
             }
             Poll::Pending
         }
@@ -309,6 +330,7 @@ mod tests {
                 if let Some(waker) = waker {
                     waker.wake();
                 }
+                feeding.woke.store(i, Ordering::SeqCst);
                 let deadline = Instant::now() + Duration::from_secs(10);
                 while feeding.taken.load(Ordering::SeqCst) < i {
                     assert!(Instant::now() < deadline, "message {i} was never taken");
@@ -319,13 +341,24 @@ mod tests {
         let mut task = polled_again_when_woken(Taker {
             feed,
             until: MESSAGES,
+            woken_while_polled: 0,
         });
         let done = block_on_within(&mut task, Duration::from_secs(60));
         feeder
             .join()
             .expect("a wake was lost: the feeder waited in vain");
         assert_eq!(done, Some(()), "a wake was lost: the task never finished");
-        // The race was run: some wakes landed while the task was being polled.
-        assert!(task.polled_again > 0, "no wake landed during a poll");
+        // The race was run: every poll that waited for the next wake saw it land (the others
+        // raced it as the scheduler had it), and each such wake was answered by polling again.
+        let waited = task.future.woken_while_polled;
+        assert!(
+            waited >= (MESSAGES - 1) / WAIT_FOR_A_WAKE_EVERY,
+            "only {waited} polls that waited saw their wake"
+        );
+        assert!(
+            task.polled_again >= waited,
+            "{waited} wakes landed during a poll, {} were polled again",
+            task.polled_again
+        );
     }
 }
