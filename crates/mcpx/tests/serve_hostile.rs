@@ -199,6 +199,28 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
     assert!(left.is_empty(), "servers left running: {left:?}");
 }
 
+/// How long a test waits for the gateway to count the calls it sent as in flight.
+const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
+
+/// Waits until the gateway's metrics count `calls` tool calls in flight (sent calls have
+/// reached it, not merely been written), for at most [`IN_FLIGHT_WAIT`].
+async fn wait_for_calls_in_flight(peer: &HttpPeer, calls: usize) {
+    let url = peer.url.replace("/mcp", mcpgateway::METRICS_PATH);
+    let wanted = format!("mcpx_calls_in_flight {calls}\n");
+    let deadline = tokio::time::Instant::now() + IN_FLIGHT_WAIT;
+    loop {
+        let text = reqwest::get(&url).await.unwrap().text().await.unwrap();
+        if text.contains(&wanted) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the gateway never had {calls} calls in flight:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A full session table ends the least recently active session with no request in flight to
 /// take a new one, and never one in use: when every session has a request in flight, a new one
 /// is refused (503 with `Retry-After`). (Before issue 32, each new session past the limit ended
@@ -223,7 +245,7 @@ async fn a_full_session_table_ends_the_least_recent_idle_session_never_one_in_us
     };
     // The first session has a call in flight; the second is the least recently used.
     let mut calls = vec![slow(&sessions[0])];
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    wait_for_calls_in_flight(&peer, 1).await;
     assert_eq!(
         raw.post(Some(&sessions[2]), ping.clone())
             .await
@@ -254,7 +276,7 @@ async fn a_full_session_table_ends_the_least_recent_idle_session_never_one_in_us
     // Every session busy: a new one is refused, however many come.
     calls.push(slow(&sessions[2]));
     calls.push(slow(&newcomer));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_for_calls_in_flight(&peer, 3).await;
     for _ in 0..48 {
         let refused = raw.initialize("table").await;
         assert_eq!(refused.status(), 503);
