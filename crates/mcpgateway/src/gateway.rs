@@ -216,10 +216,13 @@ impl Gateway {
         let abort_id = id.get().to_owned();
         let task = tokio::spawn(async move {
             let key = id.get();
-            let answer = if crate::protocol::modern::is_modern(&method, params.as_deref()) {
-                inner.serve_modern(&for_task, key, &method, params).await
-            } else {
-                inner.handle(&for_task, key, &method, params).await
+            let answer = match crate::protocol::modern::era(&method, params.as_deref()) {
+                Some(read) => {
+                    inner
+                        .serve_modern(&for_task, key, &method, params, read)
+                        .await
+                }
+                None => inner.handle(&for_task, key, &method, params).await,
             };
             for_task.respond(key, response(&id, answer));
         });

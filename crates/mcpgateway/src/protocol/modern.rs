@@ -93,41 +93,69 @@ pub(crate) struct Meta {
     pub(crate) capabilities: Value,
     /// An index into [`LOG_LEVELS`], when the client asked for log messages.
     pub(crate) log_level: Option<usize>,
+    /// The request's `_meta.progressToken`, when it wants progress notifications.
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// A modern request's `params` read once: its members, and the members of its `_meta`, for the
+/// checks of the front and the gateway to take from. (A 2026-07-28 `tools/call` over HTTP had
+/// its params parsed fifteen times on its way to the server; now six: twice on the front,
+/// twice to tell its era, the `_meta` left for the server, and the members `tools/call` takes.)
+pub(crate) struct Read {
+    pub(crate) members: Option<RawParams>,
+    pub(crate) meta: Option<RawParams>,
+}
+
+impl Read {
+    pub(crate) fn of(params: Option<&RawValue>) -> Read {
+        let members = params.and_then(|p| RawParams::parse(p).ok());
+        let meta = members
+            .as_ref()
+            .and_then(|m| m.get("_meta"))
+            .and_then(|m| RawParams::parse(m).ok());
+        Read { members, meta }
+    }
 }
 
 /// Whether a request is served the modern way: any request but `initialize` whose `_meta`
 /// names a protocol version, and `server/discover` and `subscriptions/listen`, which only the
 /// modern era has. (A legacy request never carries that key.)
 pub(crate) fn is_modern(method: &str, params: Option<&RawValue>) -> bool {
+    era(method, params).is_some()
+}
+
+/// [`is_modern`], with the params it read to tell: `None` for a legacy request.
+pub(crate) fn era(method: &str, params: Option<&RawValue>) -> Option<Read> {
     if method == "initialize" {
-        return false;
+        return None;
     }
     if matches!(method, "server/discover" | "subscriptions/listen") {
-        return true;
+        return Some(Read::of(params));
     }
     // The parse only for a request whose text mentions the key.
-    params.is_some_and(|p| {
-        p.get().contains(PROTOCOL_VERSION)
-            && meta_of(p).is_some_and(|meta| meta.get(PROTOCOL_VERSION).is_some())
-    })
+    if !params.is_some_and(|p| p.get().contains(PROTOCOL_VERSION)) {
+        return None;
+    }
+    let read = Read::of(params);
+    let modern = read
+        .meta
+        .as_ref()
+        .is_some_and(|meta| meta.get(PROTOCOL_VERSION).is_some());
+    modern.then_some(read)
 }
 
-fn meta_of(params: &RawValue) -> Option<RawParams> {
-    let members = RawParams::parse(params).ok()?;
-    RawParams::parse(members.get("_meta")?).ok()
-}
-
-/// The `_meta` of a modern request, checked: a missing or ill-typed required field is -32602,
-/// a version not served per request -32022 with the versions that are.
-pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, ErrorObject> {
+/// The `_meta` of a modern request (its params as [`Read`]), checked: a missing or ill-typed
+/// required field is -32602, a version not served per request -32022 with the versions that are.
+pub(crate) fn check(read: &Read) -> Result<Meta, ErrorObject> {
     let missing = |what: &str| {
         error(
             codes::INVALID_PARAMS,
             format!("invalid params: a 2026-07-28 request needs params._meta[\"{what}\"]"),
         )
     };
-    let meta = params
-        .and_then(meta_of)
+    let meta = read
+        .meta
+        .as_ref()
         .ok_or_else(|| missing(PROTOCOL_VERSION))?;
     let version: String = meta
         .get_as(PROTOCOL_VERSION)
@@ -160,6 +188,7 @@ pub(crate) fn check(params: Option<&RawValue>) -> Result<Meta, ErrorObject> {
         version,
         capabilities,
         log_level,
+        progress_token: meta.get_as("progressToken"),
     })
 }
 
@@ -175,15 +204,12 @@ pub(crate) fn unsupported(requested: &str) -> ErrorObject {
         .with_data(json!({"supported": supported_versions(), "requested": requested}))
 }
 
-/// A modern request's `params` as they go to a legacy server: without `inputResponses` and
-/// `requestState` (MRTR, answered by the gateway) and without the per-request `_meta` keys
-/// (version, capabilities, client info, log level), which a legacy server must not take for
-/// its own. Every other member, and the rest of `_meta`, as the client wrote them.
-pub(crate) fn for_upstream(params: Option<&RawValue>) -> Option<Box<RawValue>> {
-    let params = params?;
-    let Ok(mut members) = RawParams::parse(params) else {
-        return Some(params.to_owned());
-    };
+/// A modern request's `params` (their members) as they go to a legacy server: without
+/// `inputResponses` and `requestState` (MRTR, answered by the gateway) and without the
+/// per-request `_meta` keys (version, capabilities, client info, log level), which a legacy
+/// server must not take for its own. Every other member, and the rest of `_meta`, as the client
+/// wrote them.
+pub(crate) fn upstream_members(mut members: RawParams) -> Box<RawValue> {
     members.remove("inputResponses");
     members.remove("requestState");
     if let Some(Ok(mut meta)) = members.get("_meta").map(RawParams::parse) {
@@ -201,7 +227,7 @@ pub(crate) fn for_upstream(params: Option<&RawValue>) -> Option<Box<RawValue>> {
             members.set_raw("_meta", meta.to_raw());
         }
     }
-    Some(members.to_raw())
+    members.to_raw()
 }
 
 /// The gateway's name and version, as `serverInfo`.
@@ -289,18 +315,34 @@ mod tests {
         let ok = raw(
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"}}"#,
         );
-        let meta = check(Some(&ok)).unwrap();
+        let meta = check(&Read::of(Some(&ok))).unwrap();
         assert_eq!(meta.log_level, level_index("warning"));
+        assert_eq!(meta.progress_token, None);
+        let with_token = raw(
+            r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p7"}}"#,
+        );
+        let read = era("tools/call", Some(&with_token)).expect("modern");
+        assert_eq!(
+            read.members
+                .as_ref()
+                .and_then(|m| m.get_str("name"))
+                .as_deref(),
+            Some("t")
+        );
+        assert_eq!(check(&read).unwrap().progress_token, Some(json!("p7")));
         let no_caps = raw(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
         assert_eq!(
-            check(Some(&no_caps)).unwrap_err().code,
+            check(&Read::of(Some(&no_caps))).unwrap_err().code,
             codes::INVALID_PARAMS
         );
-        assert_eq!(check(None).unwrap_err().code, codes::INVALID_PARAMS);
+        assert_eq!(
+            check(&Read::of(None)).unwrap_err().code,
+            codes::INVALID_PARAMS
+        );
         let old = raw(
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}"#,
         );
-        let refused = check(Some(&old)).unwrap_err();
+        let refused = check(&Read::of(Some(&old))).unwrap_err();
         assert_eq!(refused.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(refused.to_value()["data"]["requested"], "1900-01-01");
         assert_eq!(refused.to_value()["data"]["supported"][0], "2026-07-28");
@@ -331,7 +373,7 @@ mod tests {
             r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":7},"requestState":"s","inputResponses":{}}"#,
         );
         assert_eq!(
-            for_upstream(Some(&params)).unwrap().get(),
+            upstream_members(RawParams::parse(&params).unwrap()).get(),
             r#"{"name":"t","_meta":{"progressToken":7}}"#
         );
     }

@@ -210,18 +210,20 @@ impl Hub {
 
     /// The rest of a modern request that may converse: a new conversation, or the parked one
     /// its `requestState` names, resumed with its `inputResponses`; then its result, or the
-    /// next `input_required`.
+    /// next `input_required`. `members`: `params` already read, when they were.
     pub(crate) async fn conversation(
         self: &Arc<Self>,
         target: Target,
         meta: &Meta,
         method: &str,
         params: Option<Box<RawValue>>,
+        members: Option<mcpclient::RawParams>,
     ) -> Answer {
-        let members = match params.as_deref() {
-            Some(raw) => mcpclient::RawParams::parse(raw)
+        let members = match (members, params.as_deref()) {
+            (Some(members), _) => members,
+            (None, Some(raw)) => mcpclient::RawParams::parse(raw)
                 .map_err(|e| codes::error(codes::INVALID_PARAMS, format!("invalid params: {e}")))?,
-            None => mcpclient::RawParams::default(),
+            (None, None) => mcpclient::RawParams::default(),
         };
         let named = modern::named_member(method);
         let name = named
@@ -239,7 +241,7 @@ impl Hub {
                 call
             }
             None => {
-                let upstream = modern::for_upstream(params.as_deref());
+                let upstream = params.is_some().then(|| modern::upstream_members(members));
                 self.converse(&target.parent, meta, &target.id, method, upstream, name)
             }
         };

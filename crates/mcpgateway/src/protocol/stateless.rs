@@ -5,7 +5,6 @@
 use mcpclient::codes;
 use std::sync::Arc;
 
-use mcpclient::RawParams;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
@@ -17,15 +16,17 @@ use crate::wire::{made, Answer};
 use mcpclient::codes::error;
 
 impl Hub {
-    /// Answers modern request `id` of the client on `parent`'s connection.
+    /// Answers modern request `id` of the client on `parent`'s connection; `read` is its
+    /// `params` as [`modern::era`] read them.
     pub(crate) async fn serve_modern(
         self: &Arc<Self>,
         parent: &Arc<Session>,
         id: &str,
         method: &str,
         params: Option<Box<RawValue>>,
+        read: modern::Read,
     ) -> Answer {
-        let meta = modern::check(params.as_deref())?;
+        let meta = modern::check(&read)?;
         if !MODERN_METHODS.contains(&method) {
             return Err(error(
                 codes::METHOD_NOT_FOUND,
@@ -42,17 +43,13 @@ impl Hub {
             }
             _ => {}
         }
-        let progress_token: Option<Value> = params
-            .as_deref()
-            .and_then(|p| RawParams::parse(p).ok())
-            .and_then(|p| p.get("_meta").and_then(|m| RawParams::parse(m).ok()))
-            .and_then(|meta| meta.get_as("progressToken"));
         let target = Target {
             parent: parent.clone(),
             id: id.to_owned(),
-            progress_token,
+            progress_token: meta.progress_token.clone(),
         };
-        self.conversation(target, &meta, method, params).await
+        self.conversation(target, &meta, method, params, read.members)
+            .await
     }
 
     /// The answer to `server/discover`: the versions served ([`modern::supported_versions`]),

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use mcpclient::{Decoded, ErrorObject, RawParams};
+use mcpclient::{Decoded, ErrorObject};
 use serde_json::value::RawValue;
 
 use super::stream::{self, json_answer, sse_unless_answered_at_once};
@@ -113,15 +113,16 @@ fn check_headers(
     params: Option<&RawValue>,
 ) -> Result<(), Refusal> {
     same(headers, id, METHOD_HEADER, "Mcp-Method", method)?;
-    let checked = modern::check(params);
+    let read = modern::Read::of(params);
+    let checked = modern::check(&read);
     if let Err(error) = &checked {
         if error.code != codes::UNSUPPORTED_PROTOCOL_VERSION {
             return Err(answer_error(StatusCode::BAD_REQUEST, id, error.clone()));
         }
     }
-    let body_version: Option<String> = params
-        .and_then(|p| RawParams::parse(p).ok())
-        .and_then(|p| p.get("_meta").and_then(|m| RawParams::parse(m).ok()))
+    let body_version: Option<String> = read
+        .meta
+        .as_ref()
         .and_then(|meta| meta.get_as(PROTOCOL_VERSION));
     let body_version = body_version.unwrap_or_default();
     same(
@@ -144,8 +145,9 @@ fn check_headers(
     let Some(member) = modern::named_member(method) else {
         return Ok(());
     };
-    let body_name = params
-        .and_then(|p| RawParams::parse(p).ok())
+    let body_name = read
+        .members
+        .as_ref()
         .and_then(|p| p.get_str(member))
         .unwrap_or_default();
     let Some(given) = header_text(headers, NAME_HEADER) else {
