@@ -131,8 +131,9 @@ async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() 
     assert_eq!(report.right, 1_200);
     // 200 more through a proxy that counts the connections: kept alive, they share a few (about
     // one per call in flight, 4 clients x 4; a client's pool may open one more when a call
-    // starts before the last one's connection is back in it); with --new-connection, each call
-    // has its own.
+    // starts before the last one's connection is back in it, which a loaded machine makes
+    // more likely: fewer than half as many connections as calls is what says they are reused);
+    // with --new-connection, each call has its own.
     for (new_connection, calls) in [(false, 100), (true, 100)] {
         let (proxy, accepted) = counting_proxy(&peer.url);
         let report = run(
@@ -152,7 +153,7 @@ async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() 
             assert_eq!(connections, calls, "one connection per call");
         } else {
             assert!(
-                (1..calls / 4).contains(&connections),
+                (1..calls / 2).contains(&connections),
                 "{connections} connections for {calls} calls kept alive"
             );
         }

@@ -141,6 +141,28 @@ async fn pipelined_eliciting_calls_past_the_pacing_bound_all_end() {
     client.close().await;
 }
 
+/// How long a test waits for the gateway to count the calls it sent as in flight.
+const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
+
+/// Waits until the gateway's metrics count `calls` tool calls in flight (sent calls have
+/// reached it, not merely been written), for at most [`IN_FLIGHT_WAIT`].
+async fn wait_for_calls_in_flight(peer: &HttpPeer, calls: usize) {
+    let url = peer.url.replace("/mcp", mcpgateway::METRICS_PATH);
+    let wanted = format!("mcpx_calls_in_flight {calls}\n");
+    let deadline = tokio::time::Instant::now() + IN_FLIGHT_WAIT;
+    loop {
+        let text = reqwest::get(&url).await.unwrap().text().await.unwrap();
+        if text.contains(&wanted) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the gateway never had {calls} calls in flight:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// How long `mcpx serve --drain-timeout 1` may take to stop after SIGTERM, whatever is queued:
 /// the documented bound (the drain's 1 s, then answers at once, [`mcpgateway::DRAIN_GRACE`]
 /// for connections, then each server's stop: [`mcpclient::STOP_GRACE`] twice), with room for a
@@ -184,8 +206,8 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
             }));
         }
     }
-    // Let the calls reach the gateway (they queue behind the first slow one).
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Every call reached the gateway (they queue behind the first slow one).
+    wait_for_calls_in_flight(&peer, SESSIONS * QUEUED).await;
     let took = terminate(peer.pid().unwrap()).await;
     assert!(
         took < STOP_BOUND,
@@ -197,28 +219,6 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
     }
     let left = common::processes_with(&dir.path().display().to_string());
     assert!(left.is_empty(), "servers left running: {left:?}");
-}
-
-/// How long a test waits for the gateway to count the calls it sent as in flight.
-const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
-
-/// Waits until the gateway's metrics count `calls` tool calls in flight (sent calls have
-/// reached it, not merely been written), for at most [`IN_FLIGHT_WAIT`].
-async fn wait_for_calls_in_flight(peer: &HttpPeer, calls: usize) {
-    let url = peer.url.replace("/mcp", mcpgateway::METRICS_PATH);
-    let wanted = format!("mcpx_calls_in_flight {calls}\n");
-    let deadline = tokio::time::Instant::now() + IN_FLIGHT_WAIT;
-    loop {
-        let text = reqwest::get(&url).await.unwrap().text().await.unwrap();
-        if text.contains(&wanted) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the gateway never had {calls} calls in flight:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// A full session table ends the least recently active session with no request in flight to

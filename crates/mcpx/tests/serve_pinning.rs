@@ -154,6 +154,11 @@ async fn warn_logs_and_counts_each_change_once_and_offers_the_tools() {
         .await;
     }
     // Two clients listed, the catalog was built more than once: each change reported once.
+    // (The lines come through the gateway's log pipe: waited for, then counted.)
+    let deadline = tokio::time::Instant::now() + ANNOUNCE_WAIT;
+    while reported(&gateway).len() < 3 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let lines = reported(&gateway);
     assert_eq!(lines.len(), 3, "{lines:#?}");
     for (tool, change) in [
