@@ -15,8 +15,9 @@ pub const DRIFTING: &str = r#"{"zeta":true,"content":[{"type":"text","text":"dri
 
 /// How long mcpx may take to stop its servers once it stops: each server gets
 /// [`mcpclient::STOP_GRACE`] to end after its input closes, as long after SIGTERM, then
-/// SIGKILL; and a second for a loaded machine.
-pub const SERVERS_STOP: Duration = Duration::from_secs(2 * mcpclient::STOP_GRACE.as_secs() + 1);
+/// SIGKILL; and three seconds for a loaded machine (CI runs the test binaries side by side on
+/// two cores; one second left the documented 4 s a quarter of slack).
+pub const SERVERS_STOP: Duration = Duration::from_secs(2 * mcpclient::STOP_GRACE.as_secs() + 3);
 
 /// How soon "at once" is: what mcpx does without waiting on anything (a crashed server's call
 /// answered, a request refused, the calls in flight answered when a drain ends) reaches the
