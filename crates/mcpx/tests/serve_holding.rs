@@ -120,20 +120,10 @@ impl Client {
 
     /// `mcpx_limited_total{limit="LIMIT"}`, 0 when not counted yet.
     async fn limited(&self, limit: &str) -> u64 {
-        let url = self.url.replace("/mcp", "/metrics");
-        let text = self
-            .http
-            .get(url)
-            .send()
+        let series = format!(r#"mcpx_limited_total{{limit="{limit}"}}"#);
+        common::metric(&self.http, &self.url, &series)
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let series = format!(r#"mcpx_limited_total{{limit="{limit}"}} "#);
-        text.lines()
-            .find_map(|l| l.strip_prefix(series.as_str()))
-            .map_or(0, |n| n.trim().parse().unwrap())
+            .unwrap_or(0)
     }
 }
 

@@ -146,18 +146,17 @@ const IN_FLIGHT_WAIT: Duration = Duration::from_secs(10);
 
 /// Waits until the gateway's metrics count `calls` tool calls in flight (sent calls have
 /// reached it, not merely been written), for at most [`IN_FLIGHT_WAIT`].
-async fn wait_for_calls_in_flight(peer: &HttpPeer, calls: usize) {
-    let url = peer.url.replace("/mcp", mcpgateway::METRICS_PATH);
-    let wanted = format!("mcpx_calls_in_flight {calls}\n");
+async fn wait_for_calls_in_flight(peer: &HttpPeer, calls: u64) {
+    let http = reqwest::Client::new();
     let deadline = tokio::time::Instant::now() + IN_FLIGHT_WAIT;
     loop {
-        let text = reqwest::get(&url).await.unwrap().text().await.unwrap();
-        if text.contains(&wanted) {
+        let now = common::metric(&http, &peer.url, "mcpx_calls_in_flight").await;
+        if now == Some(calls) {
             return;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the gateway never had {calls} calls in flight:\n{text}"
+            "the gateway never had {calls} calls in flight (last: {now:?})"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -207,7 +206,7 @@ async fn sigterm_with_a_backlog_answers_every_call_and_stops_in_time() {
         }
     }
     // Every call reached the gateway (they queue behind the first slow one).
-    wait_for_calls_in_flight(&peer, SESSIONS * QUEUED).await;
+    wait_for_calls_in_flight(&peer, (SESSIONS * QUEUED) as u64).await;
     let took = terminate(peer.pid().unwrap()).await;
     assert!(
         took < STOP_BOUND,

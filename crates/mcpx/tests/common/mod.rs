@@ -504,6 +504,17 @@ pub async fn serve_http_with(config: &Path, env: &[(&str, &str)]) -> mcpx_intero
     .await
 }
 
+/// The value of the metrics series `series` (its name and labels, as the text has them) of the
+/// gateway whose MCP endpoint is `url`, asked with `http`; `None` when the series is not there.
+pub async fn metric(http: &reqwest::Client, url: &str, series: &str) -> Option<u64> {
+    let url = url.replace("/mcp", mcpgateway::METRICS_PATH);
+    let text = http.get(url).send().await.unwrap().text().await.unwrap();
+    let prefix = format!("{series} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .map(|n| n.trim().parse().unwrap())
+}
+
 /// How long [`connect_http`] waits to connect.
 const CONNECT_WITHIN: Duration = Duration::from_secs(30);
 
