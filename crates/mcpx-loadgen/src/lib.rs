@@ -470,3 +470,25 @@ async fn call(connection: &Caller, load: &Load, i: usize, tally: &Tally) {
         Err(why) => tally.fail(why),
     }
 }
+
+/// Starts `program` (a server over stdio, for the floors) with its stdin and stdout piped to
+/// this process, killed when dropped: the child, and its stdin and stdout.
+pub fn start_piped<S: AsRef<std::ffi::OsStr>>(
+    program: &str,
+    args: &[S],
+) -> std::io::Result<(
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    tokio::process::ChildStdout,
+)> {
+    let mut server = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    match (server.stdin.take(), server.stdout.take()) {
+        (Some(to), Some(from)) => Ok((server, to, from)),
+        _ => Err(std::io::Error::other("the server's pipes")),
+    }
+}

@@ -248,7 +248,9 @@ pub enum Command {
         /// stdio. 0: stop at once.
         #[arg(long, value_name = "SECONDS", default_value_t = mcpgateway::DRAIN_TIMEOUT.as_secs())]
         drain_timeout: u64,
-        /// Worker threads of the HTTP front [default: one per core, at least 2].
+        /// Worker threads of the HTTP front [default: one per core, at least 2]. 1: everything
+        /// on one thread, as on the stdio front: the least CPU per call (no hand-offs between
+        /// workers), for one client at a time; one client's huge request holds up the others.
         #[arg(long, value_name = "N", requires = "http",
             value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_THREADS)))]
         threads: Option<u16>,

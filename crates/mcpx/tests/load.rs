@@ -17,14 +17,25 @@ use serde_json::Value;
 const SOAK_GROWTH_LIMIT_KIB: u64 = 16 * 1024;
 
 async fn gateway(dir: &std::path::Path) -> HttpPeer {
+    gateway_with(dir, &[]).await
+}
+
+/// The gateway, with more arguments to `serve --http`.
+async fn gateway_with(dir: &std::path::Path, more: &[&str]) -> HttpPeer {
     let config = config(dir, &[], "", "").display().to_string();
-    HttpPeer::start(
-        MCPX,
-        &["--config", &config, "serve", "--http", "127.0.0.1:0"],
-        &[("MCPX_LOG", "error,mcpx=info")],
-        "/mcp",
-    )
-    .await
+    let mut args = vec!["--config", &config, "serve", "--http", "127.0.0.1:0"];
+    args.extend_from_slice(more);
+    HttpPeer::start(MCPX, &args, &[("MCPX_LOG", "error,mcpx=info")], "/mcp").await
+}
+
+/// How many of process `pid`'s threads are a multi-thread runtime's workers (tokio names them).
+#[cfg(target_os = "linux")]
+fn runtime_workers(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("the gateway is running")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim().starts_with("tokio-r"))
+        .count()
 }
 
 fn load(clients: usize, calls: usize) -> Load {
@@ -180,6 +191,60 @@ async fn sessionless_calls_from_four_clients_are_each_answered_once_and_right() 
     });
     let refused = run(&nowhere, &drifting).await.unwrap_err().to_string();
     assert!(refused.contains("byte for byte"), "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "reads the gateway's threads from /proc"
+)]
+async fn one_thread_serves_sessions_and_sessionless_calls_from_several_clients_each_once() {
+    let Some(spec) = spec() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // --threads 1: the HTTP front on one thread (no runtime workers at all), as the stdio front.
+    let peer = gateway_with(dir.path(), &["--threads", "1"]).await;
+    #[cfg(target_os = "linux")]
+    {
+        assert_eq!(
+            runtime_workers(peer.pid().unwrap()),
+            0,
+            "one thread: no workers"
+        );
+        let elsewhere = tempfile::tempdir().unwrap();
+        let default = gateway(elsewhere.path()).await;
+        assert!(
+            runtime_workers(default.pid().unwrap()) >= 2,
+            "a worker per core, at least 2"
+        );
+    }
+    let sessions = load(4, 2_000);
+    let sessionless = Load {
+        mix: vec![Call::Valid, Call::Invalid],
+        modern: true,
+        new_connection: true,
+        ..load(4, 400)
+    };
+    // Both at once: four sessions and four clients opening a connection per call.
+    let to = target(&peer);
+    let (sessions, sessionless) = tokio::join!(run(&to, &sessions), run(&to, &sessionless));
+    for (report, calls) in [(sessions.unwrap(), 2_000), (sessionless.unwrap(), 400)] {
+        assert_eq!(report.failures, Vec::<String>::new());
+        assert_eq!(report.right, calls);
+        assert_eq!(report.unmatched, 0, "answers that matched no call");
+    }
+    drop(peer);
+    // What reached the server: the sessions' valid and drifting calls (667 + 666) and the
+    // sessionless valid ones (200), each once; no invalid one.
+    let transcript = common::demo_transcript(dir.path(), spec);
+    let arrived: Vec<&Value> = transcript
+        .iter()
+        .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
+        .map(|e| &e["message"]["params"]["arguments"])
+        .collect();
+    assert!(arrived
+        .iter()
+        .all(|a| a.get("b") != Some(&Value::from("one"))));
+    assert_eq!(arrived.len(), 667 + 666 + 200);
 }
 
 #[tokio::test(flavor = "multi_thread")]

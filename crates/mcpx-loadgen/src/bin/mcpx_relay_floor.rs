@@ -7,19 +7,10 @@
 
 #![allow(clippy::print_stderr)]
 
-use std::process::{ExitCode, Stdio};
+use std::process::ExitCode;
 
 async fn relay(program: String, args: Vec<String>) -> std::io::Result<()> {
-    let mut server = tokio::process::Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let (Some(mut to_server), Some(mut from_server)) = (server.stdin.take(), server.stdout.take())
-    else {
-        return Err(std::io::Error::other("the server's pipes"));
-    };
+    let (_server, mut to_server, mut from_server) = mcpx_loadgen::start_piped(&program, &args)?;
     // Its stdin and stdout taken as `mcpx serve` takes them.
     let (mut input, mut output) = mcpclient::own_stdio();
     let up = async {

@@ -150,12 +150,18 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     // front has many: with one thread, one client's huge request (megabytes to read, decode and
     // check) held up every other client for its whole duration (a ping waited 1.3 s), so it
     // gets a worker per core (`--threads`).
-    let runtime = match serve.http {
-        None => tokio::runtime::Builder::new_current_thread()
+    // `--threads 1` asks for that trade on the HTTP front too: one thread, and the least CPU
+    // a call can cost (no hand-offs between workers), for a gateway with one client at a time.
+    let workers = match serve.http {
+        None => 1,
+        Some(_) => serve.threads.unwrap_or_else(http_workers),
+    };
+    let runtime = match workers {
+        1 => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build(),
-        Some(_) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(serve.threads.unwrap_or_else(http_workers))
+        workers => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
             .enable_all()
             .build(),
     }
