@@ -109,21 +109,32 @@ async fn ten_thousand_mixed_calls_from_eight_clients_are_each_answered_once_and_
     let dir = tempfile::tempdir().unwrap();
     let peer = gateway(dir.path()).await;
     let report = run(&target(&peer), &load(8, 10_000)).await.unwrap();
-    assert_eq!(report.failures, Vec::<String>::new());
-    assert_eq!(report.right, 10_000);
-    assert_eq!(report.unmatched, 0, "answers that matched no call");
+    answered_each_once(&report, 10_000);
     drop(peer);
     // Only the valid and drifting calls reached the server (3,334 + 3,333), every frame valid.
-    let transcript = common::demo_transcript(dir.path(), spec);
+    assert_eq!(valid_calls_arrived(dir.path(), spec), 6_667);
+}
+
+/// Every call of `report` was answered right, once.
+fn answered_each_once(report: &mcpx_loadgen::Report, calls: usize) {
+    assert_eq!(report.failures, Vec::<String>::new());
+    assert_eq!(report.right, calls);
+    assert_eq!(report.unmatched, 0, "answers that matched no call");
+}
+
+/// How many calls reached the demo server (its transcript in `dir`, every frame valid), after
+/// checking that none of them is an invalid one (`b` a string).
+fn valid_calls_arrived(dir: &std::path::Path, spec: &mcpspec::Spec) -> usize {
+    let transcript = common::demo_transcript(dir, spec);
     let arrived: Vec<&Value> = transcript
         .iter()
         .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
         .map(|e| &e["message"]["params"]["arguments"])
         .collect();
-    assert_eq!(arrived.len(), 6_667);
     assert!(arrived
         .iter()
         .all(|a| a.get("b") != Some(&Value::from("one"))));
+    arrived.len()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -227,24 +238,12 @@ async fn one_thread_serves_sessions_and_sessionless_calls_from_several_clients_e
     // Both at once: four sessions and four clients opening a connection per call.
     let to = target(&peer);
     let (sessions, sessionless) = tokio::join!(run(&to, &sessions), run(&to, &sessionless));
-    for (report, calls) in [(sessions.unwrap(), 2_000), (sessionless.unwrap(), 400)] {
-        assert_eq!(report.failures, Vec::<String>::new());
-        assert_eq!(report.right, calls);
-        assert_eq!(report.unmatched, 0, "answers that matched no call");
-    }
+    answered_each_once(&sessions.unwrap(), 2_000);
+    answered_each_once(&sessionless.unwrap(), 400);
     drop(peer);
     // What reached the server: the sessions' valid and drifting calls (667 + 666) and the
     // sessionless valid ones (200), each once; no invalid one.
-    let transcript = common::demo_transcript(dir.path(), spec);
-    let arrived: Vec<&Value> = transcript
-        .iter()
-        .filter(|e| e["from"] == "client" && e["message"]["method"] == "tools/call")
-        .map(|e| &e["message"]["params"]["arguments"])
-        .collect();
-    assert!(arrived
-        .iter()
-        .all(|a| a.get("b") != Some(&Value::from("one"))));
-    assert_eq!(arrived.len(), 667 + 666 + 200);
+    assert_eq!(valid_calls_arrived(dir.path(), spec), 667 + 666 + 200);
 }
 
 #[tokio::test(flavor = "multi_thread")]
