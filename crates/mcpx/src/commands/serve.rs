@@ -150,8 +150,9 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     // front has many: with one thread, one client's huge request (megabytes to read, decode and
     // check) held up every other client for its whole duration (a ping waited 1.3 s), so it
     // gets a worker per core (`--threads`).
-    // `--threads 1` asks for that trade on the HTTP front too: one thread, and the least CPU
-    // a call can cost (no hand-offs between workers), for a gateway with one client at a time.
+    // `--threads 1` makes the stdio front's choice on the HTTP front: one thread, not a
+    // multi-thread runtime with one worker (a sixth less CPU a call with a connection per call),
+    // for a gateway with one client at a time.
     let workers = match serve.http {
         None => 1,
         Some(_) => serve.threads.unwrap_or_else(http_workers),
