@@ -118,7 +118,11 @@ async fn answer(State(relay): State<Option<Arc<Relay>>>, body: String) -> Respon
         .into_response()
 }
 
-const USAGE: &str = "usage: mcpx-floor ADDR [--one-thread] [--relay PROGRAM [ARG]...]";
+/// Says how to call it; the exit code of a wrong call.
+fn usage() -> ExitCode {
+    eprintln!("usage: mcpx-floor ADDR [--one-thread] [--relay PROGRAM [ARG]...]");
+    ExitCode::from(2)
+}
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1).peekable();
@@ -148,8 +152,7 @@ async fn serve(addr: String, rest: Vec<String>) -> ExitCode {
         None => None,
         Some("--relay") => {
             let Some(program) = args.next() else {
-                eprintln!("{USAGE}");
-                return ExitCode::from(2);
+                return usage();
             };
             match Relay::start(&program, &args.collect::<Vec<_>>()).await {
                 Ok(relay) => Some(Arc::new(relay)),
@@ -159,10 +162,7 @@ async fn serve(addr: String, rest: Vec<String>) -> ExitCode {
                 }
             }
         }
-        Some(_) => {
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
+        Some(_) => return usage(),
     };
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(listener) if listener.local_addr().is_ok_and(|a| a.ip().is_loopback()) => listener,
