@@ -8,6 +8,7 @@
 //! over the text with an explicit stack (no recursion, whatever the nesting), run on text a
 //! parser has accepted already.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -33,18 +34,44 @@ impl fmt::Display for DuplicateMember {
     }
 }
 
-/// An object or array being scanned, and the length of the path at its start.
-enum Container {
-    Object { names: HashSet<String>, base: usize },
-    Array { index: usize, base: usize },
+/// An object's member names so far. Compared one by one while there are few (no hashing, no
+/// copies: most arguments have a handful), kept in a set past [`LINEAR_NAMES`].
+#[derive(Default)]
+struct Names<'a> {
+    few: Vec<Cow<'a, str>>,
+    many: HashSet<Cow<'a, str>>,
 }
 
-impl Container {
-    fn base(&self) -> usize {
-        match self {
-            Container::Object { base, .. } | Container::Array { base, .. } => *base,
+/// How many names an object's are compared one by one before they go into a set.
+const LINEAR_NAMES: usize = 16;
+
+impl<'a> Names<'a> {
+    /// Adds `name`; false when the object had it already.
+    fn insert(&mut self, name: Cow<'a, str>) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&name) {
+                return false;
+            }
+            if self.few.len() < LINEAR_NAMES {
+                self.few.push(name);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
         }
+        self.many.insert(name)
     }
+}
+
+/// An object or array being scanned: an object's names so far and the one whose value is being
+/// read, an array's index. The path is written only when a duplicate is found.
+enum Container<'a> {
+    Object {
+        names: Names<'a>,
+        current: Option<Cow<'a, str>>,
+    },
+    Array {
+        index: usize,
+    },
 }
 
 /// The first member name of `text` (JSON) that repeats one before it in the same object; `None`
@@ -55,41 +82,44 @@ pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
     if !bytes.contains(&b',') {
         return None;
     }
-    let mut stack: Vec<Container> = Vec::new();
-    let mut path = String::from("$");
+    let mut stack: Vec<Container<'_>> = Vec::new();
     let mut expect_name = false;
     let mut at = 0;
     while let Some(&b) = bytes.get(at) {
         match b {
             b'{' => {
                 stack.push(Container::Object {
-                    names: HashSet::new(),
-                    base: path.len(),
+                    names: Names::default(),
+                    current: None,
                 });
                 expect_name = true;
                 at += 1;
             }
             b'[' => {
-                stack.push(Container::Array {
-                    index: 0,
-                    base: path.len(),
-                });
-                push_index(&mut path, 0);
+                stack.push(Container::Array { index: 0 });
                 expect_name = false;
                 at += 1;
             }
             b'"' => {
                 let end = string_end(bytes, at)?;
                 if expect_name {
-                    let name: String = serde_json::from_str(&text[at..end]).ok()?;
-                    let Some(Container::Object { names, base }) = stack.last_mut() else {
+                    let quoted = text.get(at..end)?;
+                    // Only a name with an escape needs decoding to be compared as decoded.
+                    let name = if quoted.contains('\\') {
+                        Cow::Owned(serde_json::from_str::<String>(quoted).ok()?)
+                    } else {
+                        Cow::Borrowed(quoted.get(1..quoted.len() - 1)?)
+                    };
+                    let Some(Container::Object { names, current }) = stack.last_mut() else {
                         return None;
                     };
-                    path.truncate(*base);
-                    push_key(&mut path, &name);
                     if !names.insert(name.clone()) {
-                        return Some(DuplicateMember { path, name });
+                        return Some(DuplicateMember {
+                            path: path_to(&stack, &name),
+                            name: name.into_owned(),
+                        });
                     }
+                    *current = Some(name);
                     expect_name = false;
                 }
                 at = end;
@@ -97,18 +127,13 @@ pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
             b',' => {
                 match stack.last_mut() {
                     Some(Container::Object { .. }) => expect_name = true,
-                    Some(Container::Array { index, base }) => {
-                        *index += 1;
-                        path.truncate(*base);
-                        push_index(&mut path, *index);
-                    }
+                    Some(Container::Array { index }) => *index += 1,
                     None => return None,
                 }
                 at += 1;
             }
             b'}' | b']' => {
-                let closed = stack.pop()?;
-                path.truncate(closed.base());
+                stack.pop()?;
                 expect_name = false;
                 at += 1;
             }
@@ -116,6 +141,24 @@ pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
         }
     }
     None
+}
+
+/// The path of member `name` of the innermost container of `stack`: `$.arguments.x[1].k`.
+fn path_to(stack: &[Container<'_>], name: &str) -> String {
+    let mut path = String::from("$");
+    let Some((_, outer)) = stack.split_last() else {
+        return path;
+    };
+    for container in outer {
+        match container {
+            Container::Object { current, .. } => {
+                push_key(&mut path, current.as_deref().unwrap_or_default())
+            }
+            Container::Array { index } => push_index(&mut path, *index),
+        }
+    }
+    push_key(&mut path, name);
+    path
 }
 
 /// Where the string starting at `start` (its opening quote) ends: the byte after its closing
@@ -179,6 +222,35 @@ mod tests {
         ] {
             assert_eq!(found(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn objects_with_many_names_are_checked_past_the_one_by_one_comparison() {
+        let names: Vec<String> = (0..3 * LINEAR_NAMES)
+            .map(|n| format!("\"k{n}\":{n}"))
+            .collect();
+        let distinct = format!("{{\"x\":[1,{{{}}}]}}", names.join(","));
+        assert_eq!(found(&distinct), None);
+        for repeated in [0, LINEAR_NAMES - 1, LINEAR_NAMES, 3 * LINEAR_NAMES - 1] {
+            let expected = Some((format!("$.x[1].k{repeated}"), format!("k{repeated}")));
+            // Once as written, once with its `k` escaped: the same name either way.
+            for again in [format!("k{repeated}"), format!("\\u006b{repeated}")] {
+                let text = format!("{{\"x\":[1,{{{},\"{again}\":0}}]}}", names.join(","));
+                assert_eq!(found(&text), expected, "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_path_names_each_enclosing_member_and_index() {
+        assert_eq!(
+            found(r#"{"a":{"b":1},"c":[[0,{"d":1}],[2,3,{"e":{"f":1,"f":2}}]]}"#),
+            Some(("$.c[1][2].e.f".into(), "f".into()))
+        );
+        assert_eq!(
+            found(r#"{"a\u0020b":{"x":1,"x":2}}"#),
+            Some(("$['a b'].x".into(), "x".into()))
+        );
     }
 
     #[test]
