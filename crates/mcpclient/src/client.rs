@@ -270,6 +270,9 @@ pub(crate) struct Inner {
     /// started the server again without the probe).
     discovery: Mutex<Discovery>,
     initialize_result: Value,
+    /// Whether the server announced `tools.listChanged` (read once from `initialize_result`:
+    /// every call asks).
+    announces_tool_changes: bool,
     tools: RwLock<Listed>,
     /// Numbers each listing in the order they start, so that a slow one never replaces a
     /// newer one (a `list_changed` can arrive while a listing is compiling).
@@ -355,6 +358,11 @@ impl Client {
             listen: Mutex::default(),
             protocol_version: handshake.version,
             discovery: Mutex::new(handshake.discovery),
+            announces_tool_changes: handshake
+                .answer
+                .pointer("/capabilities/tools/listChanged")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             initialize_result: handshake.answer,
             tools: RwLock::default(),
             next_listing: AtomicU64::new(1),
@@ -757,12 +765,7 @@ impl Inner {
     /// has run out and the server sends no `list_changed` (which keeps the list fresh instead).
     /// A failed listing leaves the old list in use.
     async fn refresh_if_stale(&self) {
-        let announces = self
-            .initialize_result
-            .pointer("/capabilities/tools/listChanged")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        if announces {
+        if self.announces_tool_changes {
             return;
         }
         let stale = || {
@@ -777,7 +780,9 @@ impl Inner {
         let _one = self.relisting.lock().await;
         if stale() {
             let before = self.kept_tools();
-            match self.list_tools().await {
+            // Boxed: a listing is rare and its future large; unboxed, every call's future
+            // would carry its size.
+            match Box::pin(self.list_tools()).await {
                 Ok((after, _)) => {
                     let same = before.len() == after.len()
                         && before

@@ -347,7 +347,7 @@ impl Hub {
         Some(
             self.upstreams[index]
                 .admission
-                .admit(&session.turn_key())
+                .admit(|| session.turn_key())
                 .await,
         )
     }

@@ -576,12 +576,14 @@ fn accepts_sse(headers: &HeaderMap) -> bool {
 /// Whether `origin` is a page served from this machine: `http(s)://localhost`, `127.0.0.1` or
 /// `[::1]`, any port.
 fn is_local_origin(origin: &str) -> bool {
-    let Some(rest) = origin
+    origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))
-    else {
-        return false;
-    };
+        .is_some_and(is_local_host)
+}
+
+/// Whether a Host (`localhost`, `127.0.0.1:8080`, `[::1]`) names this machine's loopback.
+fn is_local_host(rest: &str) -> bool {
     let host = match rest.strip_prefix("[::1]") {
         Some(after) => return after.is_empty() || is_port(after),
         None => rest.split(':').next().unwrap_or_default(),
@@ -705,7 +707,7 @@ impl Front {
             let allowed = hosts.len() <= 1
                 && hosts.iter().all(|host| {
                     let host = host.to_str().unwrap_or_default();
-                    is_local_origin(&format!("http://{host}"))
+                    is_local_host(host)
                         || self
                             .options
                             .allowed_origins

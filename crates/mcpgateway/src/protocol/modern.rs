@@ -132,8 +132,11 @@ pub(crate) fn era(method: &str, params: Option<&RawValue>) -> Option<Read> {
     if matches!(method, "server/discover" | "subscriptions/listen") {
         return Some(Read::of(params));
     }
-    // The parse only for a request whose text mentions the key.
-    if !params.is_some_and(|p| p.get().contains(PROTOCOL_VERSION)) {
+    // The parse only for a request whose text mentions the key (a searcher built once: `str`'s
+    // `contains` builds one each time, a cost every legacy call paid).
+    static MENTIONS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PROTOCOL_VERSION));
+    if params.is_none_or(|p| MENTIONS.find(p.get().as_bytes()).is_none()) {
         return None;
     }
     let read = Read::of(params);

@@ -48,9 +48,12 @@ impl Hub {
                     options.max_session_servers_per_client,
                 )
                 .map_err(|full| self.refused_instance(index, full))?;
-            let running = match cell
-                .get_or_try_init(|| self.start_instance(session, index))
-                .await
+            // Boxed: starting a server is rare and its future large; unboxed, every call's
+            // future (and task) would carry its size.
+            let running = match Box::pin(
+                cell.get_or_try_init(|| self.start_instance(session, index)),
+            )
+            .await
             {
                 Ok(running) => running.clone(),
                 Err(error) => {

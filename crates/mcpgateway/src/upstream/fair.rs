@@ -48,23 +48,21 @@ impl Drop for Slot {
 }
 
 impl Admission {
-    /// Waits for a place in flight for a request of `client` (a key that tells clients apart).
-    pub(crate) async fn admit(self: &Arc<Self>, client: &str) -> Slot {
+    /// Waits for a place in flight for a request of `client` (a key that tells clients apart,
+    /// made only when the request has to wait).
+    pub(crate) async fn admit(self: &Arc<Self>, client: impl FnOnce() -> String) -> Slot {
         let waiting = {
             let mut turns = lock(&self.state);
             if turns.in_flight < MAX_UPSTREAM_IN_FLIGHT && turns.order.is_empty() {
                 turns.in_flight += 1;
                 None
             } else {
+                let client = client();
                 let (tell, told) = oneshot::channel();
-                if !turns.waiting.contains_key(client) {
-                    turns.order.push_back(client.to_owned());
+                if !turns.waiting.contains_key(&client) {
+                    turns.order.push_back(client.clone());
                 }
-                turns
-                    .waiting
-                    .entry(client.to_owned())
-                    .or_default()
-                    .push_back(tell);
+                turns.waiting.entry(client).or_default().push_back(tell);
                 Some(told)
             }
         };
@@ -116,7 +114,7 @@ mod tests {
         let admission = Arc::new(Admission::default());
         let mut held: Vec<Slot> = Vec::new();
         for _ in 0..MAX_UPSTREAM_IN_FLIGHT {
-            held.push(admission.admit("1").await);
+            held.push(admission.admit(|| "1".to_owned()).await);
         }
         // Session 1 queues three more, then session 2 one: 2's comes second, not fourth.
         let (done, mut order) = tokio::sync::mpsc::unbounded_channel();
@@ -124,7 +122,7 @@ mod tests {
             let admission = admission.clone();
             let done = done.clone();
             tokio::spawn(async move {
-                let slot = admission.admit(session).await;
+                let slot = admission.admit(|| session.to_owned()).await;
                 done.send((session, n)).unwrap();
                 drop(slot);
             });
