@@ -214,7 +214,9 @@ impl Gateway {
         let inner = self.hub.clone();
         let for_task = session.clone();
         let abort_id = id.get().to_owned();
-        let task = tokio::spawn(async move {
+        // Boxed before it is spawned: a request's future is kilobytes, and the task moves what
+        // it is given several times (spawning, storing, finishing); a box moves once.
+        let task = tokio::spawn(Box::pin(async move {
             let key = id.get();
             let answer = match crate::protocol::modern::era(&method, params.as_deref()) {
                 Some(read) => {
@@ -225,7 +227,7 @@ impl Gateway {
                 None => inner.handle(&for_task, key, &method, params).await,
             };
             for_task.respond(key, response(&id, answer));
-        });
+        }));
         session.abortable(&abort_id, task.abort_handle());
     }
 

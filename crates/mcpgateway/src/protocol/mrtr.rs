@@ -87,11 +87,12 @@ impl Hub {
             id.to_owned(),
             method.to_owned(),
         );
-        let work = tokio::spawn(async move {
+        // Boxed as the gateway's request tasks are (see `Gateway::request`).
+        let work = tokio::spawn(Box::pin(async move {
             inner
                 .handle(&for_task, &id_owned, &method_owned, params)
                 .await
-        });
+        }));
         let hub = Arc::downgrade(self);
         Conversation {
             session,
