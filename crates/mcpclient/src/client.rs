@@ -532,6 +532,7 @@ impl Client {
             .request_raw("tools/call", Some(params.to_raw()), options)
             .await?;
         Ok(CallOutcome {
+            is_error: crate::tools::tool_error(&response),
             response,
             warnings: Vec::new(),
             coerced: Vec::new(),
@@ -951,9 +952,9 @@ impl Inner {
         let response = self
             .request_raw("tools/call", Some(params.to_raw()), options)
             .await?;
-        let warnings = match &tool.output {
+        let (is_error, warnings) = match &tool.output {
             Some(Ok(schema)) => output_warnings(name, schema, &response),
-            _ => Vec::new(),
+            _ => (crate::tools::tool_error(&response), Vec::new()),
         };
         // The caller gets them in the outcome and reports them (the command line prints them,
         // the gateway logs them with the server's name): logged here only for debugging.
@@ -964,6 +965,7 @@ impl Inner {
             response,
             warnings,
             coerced,
+            is_error,
         })
     }
 

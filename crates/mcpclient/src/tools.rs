@@ -131,27 +131,59 @@ pub struct CallOutcome {
     /// What was changed in the arguments before they were sent, one line per change
     /// ([`crate::CallOptions::coerce_arguments`]); empty when they were sent as given.
     pub coerced: Vec<String>,
+    /// Whether the result says `"isError": true` (read once, by the output check when the
+    /// tool has an output schema).
+    pub is_error: bool,
 }
 
-pub(crate) fn output_warnings(tool: &str, schema: &Schema, response: &Response) -> Vec<Warning> {
+/// The output check of a result against the tool's `outputSchema`, and whether the result is a
+/// tool error (which is not checked).
+pub(crate) fn output_warnings(
+    tool: &str,
+    schema: &Schema,
+    response: &Response,
+) -> (bool, Vec<Warning>) {
     let Some(checked) = Checked::of(response) else {
-        return Vec::new();
+        return (false, Vec::new());
     };
-    if checked.is_error.as_ref().and_then(Value::as_bool) == Some(true) {
-        return Vec::new();
+    if is_true(checked.is_error.as_ref()) {
+        return (true, Vec::new());
     }
     let lines = match &checked.structured_content {
         None => vec!["$: no structuredContent, but the tool declares an outputSchema".to_owned()],
         Some(content) => match schema.validate(content) {
-            Ok(()) => return Vec::new(),
+            Ok(()) => return (false, Vec::new()),
             Err(err) => err.lines(),
         },
     };
-    vec![Warning {
+    let warning = Warning {
         message: OUTPUT_WARNING.to_owned(),
         tool: tool.to_owned(),
         lines,
-    }]
+    };
+    (false, vec![warning])
+}
+
+/// Whether a result of a tool with no output schema says `"isError": true` (read as the output
+/// check reads it: a member given twice counts by its last value).
+pub(crate) fn tool_error(response: &Response) -> bool {
+    #[derive(Deserialize)]
+    struct Flag {
+        #[serde(rename = "isError", default)]
+        is_error: Option<Value>,
+    }
+    let flag = serde_json::from_str::<Flag>(response.result_text())
+        .map(|f| f.is_error)
+        .or_else(|_| {
+            response
+                .result()
+                .map(|mut r| r.get_mut("isError").map(Value::take))
+        });
+    is_true(flag.ok().flatten().as_ref())
+}
+
+fn is_true(flag: Option<&Value>) -> bool {
+    flag.and_then(Value::as_bool) == Some(true)
 }
 
 /// What the output check reads of a result: the rest (its `content`, which may be megabytes)
@@ -213,7 +245,30 @@ mod tests {
     fn warnings(result: &str) -> Vec<Warning> {
         let schema = Schema::compile(&json!({"type": "object", "required": ["sum"]})).unwrap();
         let frame = Frame::parse(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
-        output_warnings("t", &schema, &Response::from_frame(frame.unwrap()).unwrap())
+        output_warnings("t", &schema, &Response::from_frame(frame.unwrap()).unwrap()).1
+    }
+
+    fn response(result: &str) -> Response {
+        let frame = Frame::parse(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#));
+        Response::from_frame(frame.unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_tool_error_is_read_once_with_or_without_an_output_schema() {
+        let schema = Schema::compile(&json!({"type": "object", "required": ["sum"]})).unwrap();
+        for (result, error) in [
+            (r#"{"content":[],"isError":true}"#, true),
+            (r#"{"content":[],"isError":false}"#, false),
+            (r#"{"content":[]}"#, false),
+            (r#"{"content":[],"isError":"true"}"#, false),
+            // Given twice, the last counts, as the output check reads it.
+            (r#"{"content":[],"isError":false,"isError":true}"#, true),
+            (r#"{"content":[],"isError":true,"isError":false}"#, false),
+        ] {
+            assert_eq!(tool_error(&response(result)), error, "{result}");
+            let (checked_error, _) = output_warnings("t", &schema, &response(result));
+            assert_eq!(checked_error, error, "{result}");
+        }
     }
 
     #[test]

@@ -24,7 +24,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use mcpclient::{CallOutcome, ClientError, RawParams, RpcError};
-use serde::Deserialize;
 
 pub use audit::{AuditOptions, MAX_QUEUED_AUDIT_LINES, MIN_SECRET_CHARS, REDACTED};
 pub use endpoint::{serve_metrics, METRICS_CONTENT_TYPE, METRICS_PATH};
@@ -252,13 +251,6 @@ pub(crate) struct Call {
     span: Option<CallSpan>,
 }
 
-/// What the verdict reads of a result: only `isError` (the rest is skipped, not built).
-#[derive(Deserialize)]
-struct ErrorFlag {
-    #[serde(rename = "isError", default)]
-    is_error: Option<serde_json::Value>,
-}
-
 impl Call {
     /// No running server has the tool.
     pub(crate) fn unrouted(&mut self) {
@@ -295,13 +287,7 @@ impl Call {
                     .iter()
                     .flat_map(|w| w.lines.iter().cloned())
                     .collect();
-                let flag: Option<ErrorFlag> =
-                    serde_json::from_str(answered.response.result_text()).ok();
-                let is_error = flag
-                    .and_then(|f| f.is_error)
-                    .and_then(|v| v.as_bool())
-                    .unwrap_or(false);
-                if is_error {
+                if answered.is_error {
                     Outcome::ToolError
                 } else {
                     Outcome::Ok
