@@ -27,6 +27,7 @@ use crate::options::UpstreamConfig;
 use crate::options::MAX_CONCURRENT_STARTS;
 use crate::options::SETTLE_TIMEOUT;
 use crate::policy::catalog::{changes, Catalog};
+use crate::protocol::modern::Read;
 use crate::sessions::bridge::Bridge;
 use crate::sessions::instances::Instances;
 use crate::sessions::principal::Principal;
@@ -152,10 +153,23 @@ impl Gateway {
         self.take(session, message.into(), Some(&reply));
     }
 
+    /// A modern request whose params the front has read already (to check its headers against
+    /// them): taken as [`Gateway::receive_replying`] takes it, without reading them again.
+    pub(crate) fn receive_modern(
+        &self,
+        session: &Arc<Session>,
+        request: (Box<RawValue>, String, Option<Box<RawValue>>),
+        read: Read,
+        reply: Arc<dyn Outbox>,
+    ) {
+        let (id, method, params) = request;
+        self.request(session, id, method, params, Some(read), Some(&reply));
+    }
+
     fn take(&self, session: &Arc<Session>, message: Decoded, reply: Option<&Arc<dyn Outbox>>) {
         match message {
             Decoded::Request { id, method, params } => {
-                self.request(session, id, method, params, reply);
+                self.request(session, id, method, params, None, reply);
             }
             Decoded::Notification { method, params } => {
                 self.hub.notice(session, &method, params.as_deref());
@@ -186,6 +200,7 @@ impl Gateway {
         id: Box<RawValue>,
         method: String,
         params: Option<Box<RawValue>>,
+        known: Option<Read>,
         reply: Option<&Arc<dyn Outbox>>,
     ) {
         if let Err(reason) = session.begin(id.get(), reply.cloned()) {
@@ -218,7 +233,8 @@ impl Gateway {
         // it is given several times (spawning, storing, finishing); a box moves once.
         let task = tokio::spawn(Box::pin(async move {
             let key = id.get();
-            let answer = match crate::protocol::modern::era(&method, params.as_deref()) {
+            let era = known.or_else(|| crate::protocol::modern::era(&method, params.as_deref()));
+            let answer = match era {
                 Some(read) => {
                     inner
                         .serve_modern(&for_task, key, &method, params, read)

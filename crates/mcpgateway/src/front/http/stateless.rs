@@ -80,9 +80,10 @@ impl Front {
             return Err(message);
         }
         let id = id.get().to_owned();
-        if let Err(refusal) = check_headers(headers, &id, method, params) {
-            return Ok(refusal.into_response());
-        }
+        let read = match check_headers(headers, &id, method, params) {
+            Ok(read) => read,
+            Err(refusal) => return Ok(refusal.into_response()),
+        };
         if self.stop.is_draining() {
             return Ok(draining().for_request(&id).into_response());
         }
@@ -94,7 +95,14 @@ impl Front {
         let ending = Ending(self.gateway.clone(), session.clone());
         let (stream, frames) = stream::stream(limit);
         let reply = Arc::new(RequestStream::new(stream, streams, &session, vec![id]));
-        self.gateway.receive_replying(&session, message, reply);
+        // The params as the check read them go on with the request: read once.
+        match message {
+            Decoded::Request { id, method, params } => {
+                self.gateway
+                    .receive_modern(&session, (id, method, params), read, reply)
+            }
+            other => self.gateway.receive_replying(&session, other, reply),
+        }
         Ok(if accepts_sse(headers) {
             sse_unless_answered_at_once(frames, ending).await
         } else {
@@ -105,13 +113,14 @@ impl Front {
     }
 }
 
-/// The checks of a modern request's headers and `_meta`, in the order a client can fix them.
+/// The checks of a modern request's headers and `_meta`, in the order a client can fix them;
+/// its params as they read them when they pass.
 fn check_headers(
     headers: &HeaderMap,
     id: &str,
     method: &str,
     params: Option<&RawValue>,
-) -> Result<(), Refusal> {
+) -> Result<modern::Read, Refusal> {
     same(headers, id, METHOD_HEADER, "Mcp-Method", method)?;
     let read = modern::Read::of(params);
     let checked = modern::check(&read);
@@ -143,7 +152,7 @@ fn check_headers(
         return Err(answer_error(StatusCode::NOT_FOUND, id, error));
     }
     let Some(member) = modern::named_member(method) else {
-        return Ok(());
+        return Ok(read);
     };
     let body_name = read
         .members
@@ -165,7 +174,7 @@ fn check_headers(
             id,
             format!("Header mismatch: Mcp-Name header value '{name}' does not match body value '{body_name}'"),
         )),
-        Some(_) => Ok(()),
+        Some(_) => Ok(read),
     }
 }
 
