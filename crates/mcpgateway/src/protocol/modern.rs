@@ -12,6 +12,7 @@
 use mcpclient::codes::{self, error};
 use mcpclient::ErrorObject;
 use mcpclient::{RawParams, ACCEPTED_VERSIONS};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
@@ -254,6 +255,114 @@ fn cache_ttl(method: &str) -> Option<u64> {
 /// cacheable ones, and `_meta` serverInfo, each added only when absent; every member the
 /// result has keeps its text.
 pub(crate) fn complete(method: &str, result: &RawValue) -> Box<RawValue> {
+    spliced(method, result).unwrap_or_else(|| complete_by_members(method, result))
+}
+
+/// What [`complete`] looks for in a result (any value counts as there, `null` too); the rest
+/// is skipped, not copied.
+#[derive(Deserialize)]
+struct Present<'a> {
+    #[serde(rename = "resultType", borrow, default, deserialize_with = "present")]
+    result_type: Option<&'a RawValue>,
+    #[serde(rename = "ttlMs", borrow, default, deserialize_with = "present")]
+    ttl: Option<&'a RawValue>,
+    #[serde(rename = "cacheScope", borrow, default, deserialize_with = "present")]
+    scope: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
+    meta: Option<&'a RawValue>,
+}
+
+/// Whether a `_meta` object names the server already.
+#[derive(Deserialize)]
+struct MetaInfo<'a> {
+    #[serde(
+        rename = "io.modelcontextprotocol/serverInfo",
+        borrow,
+        default,
+        deserialize_with = "present"
+    )]
+    server_info: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// [`complete`] by writing the members a result lacks into its text, which is read once and
+/// otherwise kept byte for byte. `None` for what it does not take on: a member it looks for
+/// given twice, a `_meta` that is not an object (the general way handles those).
+fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
+    let text = result.get();
+    if !text.starts_with('{') {
+        return Some(result.to_owned());
+    }
+    let present: Present<'_> = serde_json::from_str(text).ok()?;
+    let mut added = String::new();
+    let mut add = |key: &str, value: &str| {
+        if !added.is_empty() {
+            added.push(',');
+        }
+        added.push('"');
+        added.push_str(key);
+        added.push_str("\":");
+        added.push_str(value);
+    };
+    if present.result_type.is_none() {
+        add("resultType", "\"complete\"");
+    }
+    if let Some(ttl) = cache_ttl(method) {
+        if present.ttl.is_none() {
+            add("ttlMs", &ttl.to_string());
+        }
+        if present.scope.is_none() {
+            add("cacheScope", &Value::from(CACHE_SCOPE).to_string());
+        }
+    }
+    let info = format!("{}:{}", Value::from(SERVER_INFO), server_info());
+    // Where serverInfo goes into an existing `_meta` (before its closing brace), if it must.
+    let mut into_meta = None;
+    match present.meta {
+        None => add("_meta", &format!("{{{info}}}")),
+        Some(meta) => {
+            let shape: MetaInfo<'_> = serde_json::from_str(meta.get()).ok()?;
+            if shape.server_info.is_none() {
+                let start = (meta.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+                let close = start + meta.get().len() - 1;
+                into_meta = Some((close, has_members(meta.get())));
+            }
+        }
+    }
+    let close = text.len() - 1;
+    let mut out = String::with_capacity(text.len() + added.len() + info.len() + 2);
+    let mut from = 0;
+    if let Some((at, nonempty)) = into_meta {
+        out.push_str(text.get(..at)?);
+        if nonempty {
+            out.push(',');
+        }
+        out.push_str(&info);
+        from = at;
+    }
+    out.push_str(text.get(from..close)?);
+    if !added.is_empty() {
+        if has_members(text) {
+            out.push(',');
+        }
+        out.push_str(&added);
+    }
+    out.push('}');
+    RawValue::from_string(out).ok()
+}
+
+/// Whether the JSON object text `object` has a member (anything but blanks between its braces).
+fn has_members(object: &str) -> bool {
+    object
+        .get(1..object.len() - 1)
+        .is_some_and(|inner| !inner.trim().is_empty())
+}
+
+/// [`complete`] member by member: every member read and the object written anew.
+fn complete_by_members(method: &str, result: &RawValue) -> Box<RawValue> {
     let Ok(mut members) = RawParams::parse(result) else {
         return result.to_owned();
     };
@@ -368,6 +477,63 @@ mod tests {
         assert!(own
             .get()
             .starts_with(r#"{"resultType":"complete","_meta":{"x":1,"io.model"#));
+    }
+
+    #[test]
+    fn the_text_of_a_result_is_kept_and_the_same_members_added_as_member_by_member() {
+        for (method, result) in [
+            ("tools/list", r#"{"tools":[]}"#),
+            (
+                "tools/call",
+                r#"{ "content" : [ {"type":"text","text":"}"} ] , "structuredContent":{"sum":3} }"#,
+            ),
+            ("tools/call", r#"{}"#),
+            ("tools/call", r#"{ }"#),
+            ("tools/call", r#"{"content":[],"_meta":{}}"#),
+            ("tools/call", r#"{"content":[],"_meta":{ "x" : 1 }}"#),
+            (
+                "tools/call",
+                r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"content":[]}"#,
+            ),
+            ("tools/call", r#"{"content":[],"resultType":null}"#),
+            (
+                "resources/read",
+                r#"{"contents":[],"ttlMs":5,"cacheScope":"public"}"#,
+            ),
+            ("server/discover", r#"{"n":1.0e400,"s":"\u00e9"}"#),
+        ] {
+            let raw = raw(result);
+            let spliced = spliced(method, &raw).expect("taken on");
+            let general = complete_by_members(method, &raw);
+            let (a, b): (Value, Value) = (
+                serde_json::from_str(spliced.get()).unwrap(),
+                serde_json::from_str(general.get()).unwrap(),
+            );
+            assert_eq!(a, b, "{result}");
+            // The text before the first member added is the result's own.
+            let kept = result.trim_end().trim_end_matches('}').trim_end();
+            let head = kept.find("\"_meta\"").map_or(kept, |at| &kept[..at]);
+            assert!(
+                spliced.get().starts_with(head),
+                "{} from {result}",
+                spliced.get()
+            );
+        }
+    }
+
+    #[test]
+    fn results_it_does_not_take_on_go_the_general_way() {
+        for result in [
+            r#"{"resultType":"a","resultType":"b"}"#,
+            r#"{"_meta":null,"content":[]}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":1,"io.modelcontextprotocol/serverInfo":2}}"#,
+        ] {
+            assert!(spliced("tools/call", &raw(result)).is_none(), "{result}");
+            assert_eq!(
+                complete("tools/call", &raw(result)).get(),
+                complete_by_members("tools/call", &raw(result)).get()
+            );
+        }
     }
 
     #[test]
