@@ -318,7 +318,10 @@ fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
             add("cacheScope", &Value::from(CACHE_SCOPE).to_string());
         }
     }
-    let info = format!("{}:{}", Value::from(SERVER_INFO), server_info());
+    // The member naming the gateway, as text: written once.
+    static INFO: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| format!("{}:{}", Value::from(SERVER_INFO), server_info()));
+    let info = INFO.as_str();
     // Where serverInfo goes into an existing `_meta` (before its closing brace), if it must.
     let mut into_meta = None;
     match present.meta {
@@ -340,7 +343,7 @@ fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
         if nonempty {
             out.push(',');
         }
-        out.push_str(&info);
+        out.push_str(info);
         from = at;
     }
     out.push_str(text.get(from..close)?);
