@@ -498,7 +498,7 @@ impl Client {
         let mut params = RawParams::default();
         params.set("name", &json!(name));
         params.set("arguments", &arguments);
-        self.inner.call_tool(params, options).await
+        self.inner.call_tool(&params, options).await
     }
 
     /// Calls a tool with `params` as a client of a gateway sent them: `name` (the tool's name
@@ -510,7 +510,7 @@ impl Client {
     /// As [`Client::call_tool`]; [`ClientError::Malformed`] without a string `name`.
     pub async fn call_tool_params(
         &self,
-        params: RawParams,
+        params: &RawParams,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
         self.inner.call_tool(params, options).await
@@ -524,7 +524,7 @@ impl Client {
     /// The call's own failure.
     pub async fn call_unlisted_tool(
         &self,
-        params: RawParams,
+        params: &RawParams,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
         let response = self
@@ -878,7 +878,7 @@ impl Inner {
 
     async fn call_tool(
         &self,
-        mut params: RawParams,
+        params: &RawParams,
         options: CallOptions,
     ) -> Result<CallOutcome, ClientError> {
         let name = params
@@ -886,6 +886,8 @@ impl Inner {
             .ok_or_else(|| malformed("tools/call", "params need the tool's name".to_owned()))?;
         let name = name.as_str();
         let mut coerced = Vec::new();
+        // The params as sent when the arguments were coerced (copied only then).
+        let mut sent: Option<RawParams> = None;
         if let Some(raw) = params.get("arguments") {
             let values = count_values(raw.get());
             if values > MAX_ARGUMENT_VALUES {
@@ -944,13 +946,19 @@ impl Inner {
                         });
                     };
                     tracing::info!(tool = name, changes = ?fixed.changes, "arguments coerced (coerceArguments: safe)");
-                    params.set("arguments", &fixed.value);
+                    let mut fixed_params = params.clone();
+                    fixed_params.set("arguments", &fixed.value);
+                    sent = Some(fixed_params);
                     coerced = fixed.changes;
                 }
             }
         }
         let response = self
-            .request_raw("tools/call", Some(params.to_raw()), options)
+            .request_raw(
+                "tools/call",
+                Some(sent.as_ref().unwrap_or(params).to_raw()),
+                options,
+            )
             .await?;
         let (is_error, warnings) = match &tool.output {
             Some(Ok(schema)) => output_warnings(name, schema, &response),

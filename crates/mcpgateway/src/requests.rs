@@ -457,8 +457,12 @@ impl Hub {
         };
         options.timeout = Some(self.options.timeout);
         options.tag = Some(tagged.tag.clone());
-        options.log_level = session.log_level_name();
-        options.capabilities = Some(session.relayed_capabilities());
+        // Only a modern server reads these (a legacy one has the session's from initialize and
+        // logging/setLevel).
+        if running.client.is_modern() {
+            options.log_level = session.log_level_name();
+            options.capabilities = Some(session.relayed_capabilities());
+        }
         options.coerce_arguments = self.upstreams[route.upstream].config.coerce_arguments;
         params.set("name", &json!(route.name));
         let forward = |mut step: Value| {
@@ -470,8 +474,9 @@ impl Hub {
             }
         };
         let unlisted = route.unlisted;
+        let params = &params;
         let call = self.resending(session, route.upstream, running, |running| {
-            let (params, options) = (params.clone(), options.clone());
+            let options = options.clone();
             async move {
                 if unlisted {
                     running.client.call_unlisted_tool(params, options).await

@@ -369,7 +369,7 @@ async fn two_clients_with_different_scopes_at_once() {
             let params = serde_json::value::RawValue::from_string(params).unwrap();
             let echoed = client
                 .call_unlisted_tool(
-                    mcpclient::RawParams::parse(&params).unwrap(),
+                    &mcpclient::RawParams::parse(&params).unwrap(),
                     mcpclient::CallOptions::default(),
                 )
                 .await;

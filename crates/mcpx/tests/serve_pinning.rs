@@ -90,7 +90,7 @@ async fn call_raw(client: &Client, name: &str, arguments: Value) -> Value {
     let raw = serde_json::value::to_raw_value(&params).unwrap();
     let params = mcpclient::RawParams::parse(&raw).unwrap();
     let outcome = client
-        .call_unlisted_tool(params, CallOptions::default())
+        .call_unlisted_tool(&params, CallOptions::default())
         .await;
     match outcome {
         Ok(outcome) => serde_json::from_str(outcome.response.frame().text()).unwrap(),

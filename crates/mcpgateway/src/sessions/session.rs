@@ -298,7 +298,7 @@ impl Session {
     /// (-32021) instead of asking a question nobody will answer.
     pub(crate) fn relayed_capabilities(&self) -> Value {
         let mut relayed = serde_json::Map::new();
-        let declared = lock(&self.declared).capabilities.clone();
+        let declared = &lock(&self.declared).capabilities;
         if let Some(elicitation) = declared.get("elicitation").filter(|c| c.is_object()) {
             // An empty object is form mode (2025-06-18); URL mode is not relayed.
             let form = elicitation.get("form").is_some()
