@@ -6,7 +6,7 @@
 //! every list) are capped at [`MAX_TOOL_LABELS_PER_SERVER`] per server: the tools past the cap
 //! are counted under the tool label [`OTHER_TOOL`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -154,8 +154,52 @@ pub(crate) struct Metrics {
     dropped_log_lines: Counter,
     dropped_audit_lines: Counter,
     limited: Family<LimitLabels, Counter>,
-    /// The tool labels given out, by server.
-    tools: Mutex<HashMap<String, HashSet<String>>>,
+    /// The series each server's calls are counted in, by server: found once, not looked up
+    /// by their labels on every call.
+    series: Mutex<HashMap<String, ServerSeries>>,
+}
+
+/// How many call outcomes there are ([`Outcome`]'s variants).
+const OUTCOMES: usize = Outcome::UnknownTool as usize + 1;
+
+/// A server's series: its tools' (by the tool labels given out, at most
+/// [`MAX_TOOL_LABELS_PER_SERVER`]; the rest counted under [`OTHER_TOOL`]) and its two
+/// histograms.
+struct ServerSeries {
+    tools: HashMap<String, ToolSeries>,
+    other: ToolSeries,
+    call_seconds: Histogram,
+    overhead_seconds: Histogram,
+}
+
+/// A tool label's call counters, each outcome's made when first counted (a series appears
+/// once something is counted in it).
+struct ToolSeries {
+    label: String,
+    calls: [Option<Counter>; OUTCOMES],
+}
+
+impl ToolSeries {
+    fn new(label: &str) -> ToolSeries {
+        ToolSeries {
+            label: label.to_owned(),
+            calls: Default::default(),
+        }
+    }
+}
+
+impl ServerSeries {
+    /// The series of `tool`'s label: its own while fewer than the cap are given out (or it
+    /// has one), else [`OTHER_TOOL`]'s.
+    fn tool(&mut self, tool: &str) -> &mut ToolSeries {
+        if !self.tools.contains_key(tool) && self.tools.len() < MAX_TOOL_LABELS_PER_SERVER {
+            self.tools.insert(tool.to_owned(), ToolSeries::new(tool));
+        }
+        match self.tools.get_mut(tool) {
+            Some(series) => series,
+            None => &mut self.other,
+        }
+    }
 }
 
 impl Default for Metrics {
@@ -253,7 +297,7 @@ impl Default for Metrics {
             compile_seconds,
             dropped_log_lines,
             dropped_audit_lines,
-            tools: Mutex::default(),
+            series: Mutex::default(),
         }
     }
 }
@@ -282,21 +326,6 @@ impl Metrics {
         text
     }
 
-    /// The label for `tool` of `server`: its name while fewer than
-    /// [`MAX_TOOL_LABELS_PER_SERVER`] are given out for that server, else [`OTHER_TOOL`].
-    fn tool_label(&self, server: &str, tool: &str) -> String {
-        let mut tools = lock(&self.tools);
-        let given = tools.entry(server.to_owned()).or_default();
-        if given.contains(tool) {
-            return tool.to_owned();
-        }
-        if given.len() < MAX_TOOL_LABELS_PER_SERVER {
-            given.insert(tool.to_owned());
-            return tool.to_owned();
-        }
-        OTHER_TOOL.to_owned()
-    }
-
     /// A call ended. `server` and `tool` are empty for a tool no server has.
     pub(crate) fn call(
         &self,
@@ -307,32 +336,46 @@ impl Metrics {
         total: Duration,
         upstream: Duration,
     ) {
-        let tool = if server_name.is_empty() {
-            String::new()
-        } else {
-            self.tool_label(server_name, tool)
+        // A call no server took has no tool label either.
+        let tool = if server_name.is_empty() { "" } else { tool };
+        let mut servers = lock(&self.series);
+        if !servers.contains_key(server_name) {
+            let labels = server(server_name);
+            let series = ServerSeries {
+                tools: HashMap::new(),
+                other: ToolSeries::new(OTHER_TOOL),
+                call_seconds: self.call_seconds.get_or_create(&labels).clone(),
+                overhead_seconds: self.overhead_seconds.get_or_create(&labels).clone(),
+            };
+            servers.insert(server_name.to_owned(), series);
+        }
+        let Some(series) = servers.get_mut(server_name) else {
+            return;
         };
-        self.calls
-            .get_or_create(&CallLabels {
-                server: server_name.to_owned(),
-                tool: tool.clone(),
-                outcome: outcome.as_str().to_owned(),
+        let tool_series = series.tool(tool);
+        let label = &tool_series.label;
+        tool_series.calls[outcome as usize]
+            .get_or_insert_with(|| {
+                self.calls
+                    .get_or_create(&CallLabels {
+                        server: server_name.to_owned(),
+                        tool: label.clone(),
+                        outcome: outcome.as_str().to_owned(),
+                    })
+                    .clone()
             })
             .inc();
         if warnings > 0 {
             self.output_warnings
                 .get_or_create(&ToolLabels {
                     server: server_name.to_owned(),
-                    tool,
+                    tool: label.clone(),
                 })
                 .inc_by(warnings as u64);
         }
-        let labels = server(server_name);
-        self.call_seconds
-            .get_or_create(&labels)
-            .observe(total.as_secs_f64());
-        self.overhead_seconds
-            .get_or_create(&labels)
+        series.call_seconds.observe(total.as_secs_f64());
+        series
+            .overhead_seconds
             .observe(total.saturating_sub(upstream).as_secs_f64());
     }
 
