@@ -851,7 +851,11 @@ impl Front {
             Ok(read) => read,
             Err(refused) => return refused,
         };
-        let text = String::from_utf8_lossy(&bytes);
+        // Valid UTF-8 in all but broken requests: checked the fast way first.
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(&bytes),
+        };
         let frame = match Frame::parse(&text) {
             Ok(frame) => frame,
             Err(e) => {

@@ -54,8 +54,12 @@ impl Principal {
     /// A client without credentials (an HTTP front without a token, on loopback): known by its
     /// address.
     pub fn anonymous(address: IpAddr) -> Principal {
-        let id = format!("address {address}");
-        Principal::plain(&id, &id)
+        let id: Arc<str> = Arc::from(format!("address {address}"));
+        Principal {
+            quota: id.clone(),
+            id,
+            access: Access::Everything,
+        }
     }
 
     /// A client with the gateway's static bearer token: one principal for all who hold it,
