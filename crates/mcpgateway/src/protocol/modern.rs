@@ -326,6 +326,8 @@ fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
     let mut into_meta = None;
     match present.meta {
         None => add("_meta", &format!("{{{info}}}")),
+        // (A struct reads from an array too: only an object's text is written into.)
+        Some(meta) if !meta.get().starts_with('{') => return None,
         Some(meta) => {
             let shape: MetaInfo<'_> = serde_json::from_str(meta.get()).ok()?;
             if shape.server_info.is_none() {
@@ -529,6 +531,8 @@ mod tests {
         for result in [
             r#"{"resultType":"a","resultType":"b"}"#,
             r#"{"_meta":null,"content":[]}"#,
+            r#"{"_meta":[],"content":[]}"#,
+            r#"{"_meta":[null],"content":[]}"#,
             r#"{"_meta":{"io.modelcontextprotocol/serverInfo":1,"io.modelcontextprotocol/serverInfo":2}}"#,
         ] {
             assert!(spliced("tools/call", &raw(result)).is_none(), "{result}");
