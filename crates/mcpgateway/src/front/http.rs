@@ -56,6 +56,7 @@ use crate::observe::Limit;
 use crate::protocol::modern::MODERN_VERSIONS;
 use crate::sessions::principal::Principal;
 use crate::sessions::session::MAX_REQUESTS_IN_FLIGHT;
+use crate::wire::lock;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -274,6 +275,7 @@ async fn accept(
         body_budget: tokio::sync::Semaphore::new(BODY_BUDGET_BYTES),
         refusals: RateLimitedLog::new("a request refused"),
         protection,
+        by_address: std::sync::Mutex::default(),
     });
     let mut app = Router::new()
         .route(MCP_PATH, any(endpoint))
@@ -417,6 +419,9 @@ struct Front {
     refusals: RateLimitedLog,
     /// OAuth access tokens are checked (`gateway.auth`).
     protection: Option<Arc<Protection>>,
+    /// The principal of the last address served without an OAuth token: the same for every
+    /// request from it (on loopback, every request), so written once, not for each.
+    by_address: std::sync::Mutex<Option<(IpAddr, Principal)>>,
 }
 
 /// A request turned away before it reaches the gateway: its status, and a JSON-RPC error body
@@ -502,8 +507,7 @@ async fn endpoint(
             Ok(grant) => protection.principal(&grant),
             Err(refused) => return refused,
         },
-        None if front.options.token.is_some() => Principal::static_token(peer.ip()),
-        None => Principal::anonymous(peer.ip()),
+        None => front.by_address(peer.ip()),
     };
     let bad_version = match headers.get(VERSION_HEADER).map(|v| v.to_str()) {
         Some(Ok(version))
@@ -604,6 +608,24 @@ fn new_session_id() -> Result<String, getrandom::Error> {
 }
 
 impl Front {
+    /// The principal of a request from `address` with no OAuth token: the static token's
+    /// holder there when the front has one (the request was admitted with it), else anonymous.
+    fn by_address(&self, address: IpAddr) -> Principal {
+        let mut last = lock(&self.by_address);
+        if let Some((known, principal)) = last.as_ref() {
+            if *known == address {
+                return principal.clone();
+            }
+        }
+        let principal = if self.options.token.is_some() {
+            Principal::static_token(address)
+        } else {
+            Principal::anonymous(address)
+        };
+        *last = Some((address, principal.clone()));
+        principal
+    }
+
     /// The front is stopping: every session's requests in flight are answered with an error,
     /// and its streams end.
     fn end_all(&self) {
