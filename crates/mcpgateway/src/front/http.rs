@@ -270,12 +270,12 @@ async fn accept(
             options.max_sessions_per_client,
             options.session_idle_timeout,
         ),
-        options,
         loopback: addr.ip().is_loopback(),
         body_budget: tokio::sync::Semaphore::new(BODY_BUDGET_BYTES),
         refusals: RateLimitedLog::new("a request refused"),
         protection,
-        by_address: std::sync::Mutex::default(),
+        by_address: AddressPrincipals::new(options.token.is_some()),
+        options,
     });
     let mut app = Router::new()
         .route(MCP_PATH, any(endpoint))
@@ -419,9 +419,42 @@ struct Front {
     refusals: RateLimitedLog,
     /// OAuth access tokens are checked (`gateway.auth`).
     protection: Option<Arc<Protection>>,
-    /// The principal of the last address served without an OAuth token: the same for every
-    /// request from it (on loopback, every request), so written once, not for each.
-    by_address: std::sync::Mutex<Option<(IpAddr, Principal)>>,
+    /// Who a request without an OAuth token is.
+    by_address: AddressPrincipals,
+}
+
+/// The principal of a request with no OAuth token, by its address: the static token's holder
+/// there when the front has a token (the request was admitted with it), else anonymous. The
+/// last one made is kept: the same for every request from that address (on loopback, every
+/// request), so written once, not for each.
+struct AddressPrincipals {
+    static_token: bool,
+    last: std::sync::Mutex<Option<(IpAddr, Principal)>>,
+}
+
+impl AddressPrincipals {
+    fn new(static_token: bool) -> AddressPrincipals {
+        AddressPrincipals {
+            static_token,
+            last: std::sync::Mutex::default(),
+        }
+    }
+
+    fn of(&self, address: IpAddr) -> Principal {
+        let mut last = lock(&self.last);
+        if let Some((known, principal)) = last.as_ref() {
+            if *known == address {
+                return principal.clone();
+            }
+        }
+        let principal = if self.static_token {
+            Principal::static_token(address)
+        } else {
+            Principal::anonymous(address)
+        };
+        *last = Some((address, principal.clone()));
+        principal
+    }
 }
 
 /// A request turned away before it reaches the gateway: its status, and a JSON-RPC error body
@@ -507,7 +540,7 @@ async fn endpoint(
             Ok(grant) => protection.principal(&grant),
             Err(refused) => return refused,
         },
-        None => front.by_address(peer.ip()),
+        None => front.by_address.of(peer.ip()),
     };
     let bad_version = match headers.get(VERSION_HEADER).map(|v| v.to_str()) {
         Some(Ok(version))
@@ -608,24 +641,6 @@ fn new_session_id() -> Result<String, getrandom::Error> {
 }
 
 impl Front {
-    /// The principal of a request from `address` with no OAuth token: the static token's
-    /// holder there when the front has one (the request was admitted with it), else anonymous.
-    fn by_address(&self, address: IpAddr) -> Principal {
-        let mut last = lock(&self.by_address);
-        if let Some((known, principal)) = last.as_ref() {
-            if *known == address {
-                return principal.clone();
-            }
-        }
-        let principal = if self.options.token.is_some() {
-            Principal::static_token(address)
-        } else {
-            Principal::anonymous(address)
-        };
-        *last = Some((address, principal.clone()));
-        principal
-    }
-
     /// The front is stopping: every session's requests in flight are answered with an error,
     /// and its streams end.
     fn end_all(&self) {
@@ -1042,6 +1057,34 @@ fn answered_ids(message: &Decoded) -> Result<(bool, Vec<String>), &'static str> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_address_is_its_own_principal_whatever_was_kept() {
+        let one: IpAddr = "127.0.0.1".parse().unwrap();
+        let two: IpAddr = "10.0.0.2".parse().unwrap();
+        for static_token in [false, true] {
+            let principals = AddressPrincipals::new(static_token);
+            let made = |address| {
+                if static_token {
+                    Principal::static_token(address)
+                } else {
+                    Principal::anonymous(address)
+                }
+            };
+            // Interleaved: the kept one is replaced, never handed to another address.
+            for address in [one, one, two, one, two, two, one] {
+                let given = principals.of(address);
+                assert!(given.is(&made(address)), "{address} {static_token}");
+                assert_eq!(given.quota_key(), made(address).quota_key());
+                let other = if address == one { two } else { one };
+                assert!(
+                    !given.is(&made(other)) || static_token,
+                    "{address} {static_token}"
+                );
+                assert_ne!(given.quota_key(), made(other).quota_key());
+            }
+        }
+    }
 
     #[test]
     fn local_origins() {
