@@ -105,6 +105,9 @@ pub(crate) struct Meta {
 pub(crate) struct Read {
     pub(crate) members: Option<RawParams>,
     pub(crate) meta: Option<RawParams>,
+    /// What [`check`] found in `meta`, once asked ([`Read::checked`]): the front checks it
+    /// against the headers, the gateway serves by it.
+    checked: Option<Result<Meta, ErrorObject>>,
 }
 
 impl Read {
@@ -114,7 +117,25 @@ impl Read {
             .as_ref()
             .and_then(|m| m.get("_meta"))
             .and_then(|m| RawParams::parse(m).ok());
-        Read { members, meta }
+        Read {
+            members,
+            meta,
+            checked: None,
+        }
+    }
+
+    /// [`check`] of these params, made the first time it is asked for.
+    pub(crate) fn checked(&mut self) -> &Result<Meta, ErrorObject> {
+        let meta = &self.meta;
+        self.checked.get_or_insert_with(|| check(meta.as_ref()))
+    }
+
+    /// [`Read::checked`], taken.
+    pub(crate) fn take_checked(&mut self) -> Result<Meta, ErrorObject> {
+        match self.checked.take() {
+            Some(checked) => checked,
+            None => check(self.meta.as_ref()),
+        }
     }
 }
 
@@ -150,17 +171,14 @@ pub(crate) fn era(method: &str, params: Option<&RawValue>) -> Option<Read> {
 
 /// The `_meta` of a modern request (its params as [`Read`]), checked: a missing or ill-typed
 /// required field is -32602, a version not served per request -32022 with the versions that are.
-pub(crate) fn check(read: &Read) -> Result<Meta, ErrorObject> {
+fn check(meta: Option<&RawParams>) -> Result<Meta, ErrorObject> {
     let missing = |what: &str| {
         error(
             codes::INVALID_PARAMS,
             format!("invalid params: a 2026-07-28 request needs params._meta[\"{what}\"]"),
         )
     };
-    let meta = read
-        .meta
-        .as_ref()
-        .ok_or_else(|| missing(PROTOCOL_VERSION))?;
+    let meta = meta.ok_or_else(|| missing(PROTOCOL_VERSION))?;
     let version: String = meta
         .get_as(PROTOCOL_VERSION)
         .ok_or_else(|| missing(PROTOCOL_VERSION))?;
@@ -212,22 +230,24 @@ pub(crate) fn unsupported(requested: &str) -> ErrorObject {
 /// `inputResponses` and `requestState` (MRTR, answered by the gateway) and without the
 /// per-request `_meta` keys (version, capabilities, client info, log level), which a legacy
 /// server must not take for its own. Every other member, and the rest of `_meta`, as the client
-/// wrote them.
-pub(crate) fn upstream_members(mut members: RawParams) -> Box<RawValue> {
+/// wrote them. `meta`: the members of `members`' `_meta`, when they were read already.
+pub(crate) fn upstream_members(mut members: RawParams, meta: Option<RawParams>) -> Box<RawValue> {
     members.remove("inputResponses");
     members.remove("requestState");
-    if let Some(Ok(mut meta)) = members.get("_meta").map(RawParams::parse) {
+    let meta = meta.or_else(|| members.get("_meta").and_then(|m| RawParams::parse(m).ok()));
+    if let Some(mut meta) = meta {
+        let mut taken = 0;
         for key in [
             PROTOCOL_VERSION,
             CLIENT_CAPABILITIES,
             CLIENT_INFO,
             LOG_LEVEL,
         ] {
-            meta.remove(key);
+            taken += usize::from(meta.remove(key).is_some());
         }
-        if meta.to_raw().get() == "{}" {
+        if meta.is_empty() {
             members.remove("_meta");
-        } else {
+        } else if taken > 0 {
             members.set_raw("_meta", meta.to_raw());
         }
     }
@@ -432,13 +452,13 @@ mod tests {
         let ok = raw(
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"}}"#,
         );
-        let meta = check(&Read::of(Some(&ok))).unwrap();
+        let meta = Read::of(Some(&ok)).take_checked().unwrap();
         assert_eq!(meta.log_level, level_index("warning"));
         assert_eq!(meta.progress_token, None);
         let with_token = raw(
             r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p7"}}"#,
         );
-        let read = era("tools/call", Some(&with_token)).expect("modern");
+        let mut read = era("tools/call", Some(&with_token)).expect("modern");
         assert_eq!(
             read.members
                 .as_ref()
@@ -446,20 +466,25 @@ mod tests {
                 .as_deref(),
             Some("t")
         );
-        assert_eq!(check(&read).unwrap().progress_token, Some(json!("p7")));
+        // Checked once (the front), taken after (the gateway): the same.
+        assert!(read.checked().is_ok());
+        assert_eq!(
+            read.take_checked().unwrap().progress_token,
+            Some(json!("p7"))
+        );
         let no_caps = raw(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
         assert_eq!(
-            check(&Read::of(Some(&no_caps))).unwrap_err().code,
+            Read::of(Some(&no_caps)).take_checked().unwrap_err().code,
             codes::INVALID_PARAMS
         );
         assert_eq!(
-            check(&Read::of(None)).unwrap_err().code,
+            Read::of(None).take_checked().unwrap_err().code,
             codes::INVALID_PARAMS
         );
         let old = raw(
             r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}"#,
         );
-        let refused = check(&Read::of(Some(&old))).unwrap_err();
+        let refused = Read::of(Some(&old)).take_checked().unwrap_err();
         assert_eq!(refused.code, codes::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(refused.to_value()["data"]["requested"], "1900-01-01");
         assert_eq!(refused.to_value()["data"]["supported"][0], "2026-07-28");
@@ -548,10 +573,30 @@ mod tests {
         let params = raw(
             r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":7},"requestState":"s","inputResponses":{}}"#,
         );
-        assert_eq!(
-            upstream_members(RawParams::parse(&params).unwrap()).get(),
-            r#"{"name":"t","_meta":{"progressToken":7}}"#
-        );
+        let want = r#"{"name":"t","_meta":{"progressToken":7}}"#;
+        // With the `_meta` read already (as the front read it), and without.
+        let read = Read::of(Some(&params));
+        let members = read.members.unwrap();
+        assert_eq!(upstream_members(members.clone(), read.meta).get(), want);
+        assert_eq!(upstream_members(members, None).get(), want);
+        // A `_meta` with nothing to take keeps its text; one left empty goes.
+        for (params, want) in [
+            (
+                r#"{"name":"t","_meta":{ "progressToken" : 7 }}"#,
+                r#"{"name":"t","_meta":{ "progressToken" : 7 }}"#,
+            ),
+            (
+                r#"{"name":"t","_meta":{"io.modelcontextprotocol/clientInfo":{}}}"#,
+                r#"{"name":"t"}"#,
+            ),
+            (r#"{"name":"t","_meta":{}}"#, r#"{"name":"t"}"#),
+            (r#"{"name":"t","_meta":[1]}"#, r#"{"name":"t","_meta":[1]}"#),
+        ] {
+            let read = Read::of(Some(&raw(params)));
+            let members = read.members.unwrap();
+            assert_eq!(upstream_members(members.clone(), read.meta).get(), want);
+            assert_eq!(upstream_members(members, None).get(), want);
+        }
     }
 
     #[test]

@@ -211,20 +211,24 @@ impl Hub {
 
     /// The rest of a modern request that may converse: a new conversation, or the parked one
     /// its `requestState` names, resumed with its `inputResponses`; then its result, or the
-    /// next `input_required`. `members`: `params` already read, when they were.
+    /// next `input_required`. `read`: `params` as the checks read them.
     pub(crate) async fn conversation(
         self: &Arc<Self>,
         target: Target,
         meta: &Meta,
         method: &str,
         params: Option<Box<RawValue>>,
-        members: Option<mcpclient::RawParams>,
+        read: modern::Read,
     ) -> Answer {
-        let members = match (members, params.as_deref()) {
-            (Some(members), _) => members,
-            (None, Some(raw)) => mcpclient::RawParams::parse(raw)
-                .map_err(|e| codes::error(codes::INVALID_PARAMS, format!("invalid params: {e}")))?,
-            (None, None) => mcpclient::RawParams::default(),
+        let (members, meta_members) = match (read.members, params.as_deref()) {
+            (Some(members), _) => (members, read.meta),
+            (None, Some(raw)) => (
+                mcpclient::RawParams::parse(raw).map_err(|e| {
+                    codes::error(codes::INVALID_PARAMS, format!("invalid params: {e}"))
+                })?,
+                None,
+            ),
+            (None, None) => (mcpclient::RawParams::default(), None),
         };
         let named = modern::named_member(method);
         let name = named
@@ -242,7 +246,9 @@ impl Hub {
                 call
             }
             None => {
-                let upstream = params.is_some().then(|| modern::upstream_members(members));
+                let upstream = params
+                    .is_some()
+                    .then(|| modern::upstream_members(members, meta_members));
                 self.converse(&target.parent, meta, &target.id, method, upstream, name)
             }
         };

@@ -122,9 +122,8 @@ fn check_headers(
     params: Option<&RawValue>,
 ) -> Result<modern::Read, Refusal> {
     same(headers, id, METHOD_HEADER, "Mcp-Method", method)?;
-    let read = modern::Read::of(params);
-    let checked = modern::check(&read);
-    if let Err(error) = &checked {
+    let mut read = modern::Read::of(params);
+    if let Err(error) = read.checked() {
         if error.code != codes::UNSUPPORTED_PROTOCOL_VERSION {
             return Err(answer_error(StatusCode::BAD_REQUEST, id, error.clone()));
         }
@@ -141,8 +140,8 @@ fn check_headers(
         "MCP-Protocol-Version",
         &body_version,
     )?;
-    if let Err(error) = checked {
-        return Err(answer_error(StatusCode::BAD_REQUEST, id, error));
+    if let Err(error) = read.checked() {
+        return Err(answer_error(StatusCode::BAD_REQUEST, id, error.clone()));
     }
     if !MODERN_METHODS.contains(&method) {
         let error = codes::error(
