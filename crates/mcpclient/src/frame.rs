@@ -56,12 +56,24 @@ enum Text {
     Spliced(Box<Spliced>),
 }
 
-/// `head`, then `source[range]`, then `tail`: a response around a result it does not copy.
+/// Most texts a response written around a forwarded result writes into it
+/// ([`Response::into_answer_with`](crate::Response::into_answer_with)).
+pub const MAX_INSERTS: usize = 2;
+
+/// How many pieces a frame's text comes in ([`Frame::chunks`]): the head, the result cut at
+/// each text written into it with that text between, the tail (unused ones empty).
+pub const CHUNKS: usize = 3 + 2 * MAX_INSERTS;
+
+/// `head`, then `source[range]` with `inserts` written into it, then `tail`: a response around a
+/// result it does not copy.
 #[derive(Clone)]
 struct Spliced {
     head: String,
     source: Box<str>,
     range: Range<usize>,
+    /// Texts written into the result, each before the byte of `source` it names: in order,
+    /// within `range`, on character boundaries, at most [`MAX_INSERTS`].
+    inserts: Vec<(usize, String)>,
     tail: &'static str,
     /// The text in one piece, made only when something asks for it as one `&str` (a log, a
     /// test); writers take [`Frame::chunks`].
@@ -373,8 +385,16 @@ impl Frame {
     }
 
     /// The response to request `id` whose result is `source[result]`, the result of another
-    /// frame as it arrived: written around those bytes, which are neither copied nor parsed.
-    pub(crate) fn answering(id: &RawValue, source: Frame, result: Range<usize>) -> Frame {
+    /// frame as it arrived, with `inserts` written into it (each text before the byte of
+    /// `source` it names): written around those bytes, which are neither copied nor parsed.
+    /// Inserts out of order, outside the result, inside a character or more than
+    /// [`MAX_INSERTS`] are written into a copy instead.
+    pub(crate) fn answering(
+        id: &RawValue,
+        source: Frame,
+        result: Range<usize>,
+        inserts: Vec<(usize, String)>,
+    ) -> Frame {
         let head = format!(r#"{{"jsonrpc":"2.0","id":{},"result":"#, id.get());
         let source = match source.text {
             Text::Whole(text) => text,
@@ -383,14 +403,43 @@ impl Frame {
         if source.get(result.clone()).is_none() {
             return Frame::response(id, Ok(null()));
         }
+        let mut from = result.start;
+        let in_place = inserts.len() <= MAX_INSERTS
+            && inserts.iter().all(|(at, _)| {
+                let fits = (from..=result.end).contains(at) && source.is_char_boundary(*at);
+                from = *at;
+                fits
+            });
+        let spliced = Spliced {
+            head,
+            source,
+            range: result,
+            inserts,
+            tail: "}",
+            joined: OnceLock::new(),
+        };
+        if !in_place {
+            let mut text = spliced.head;
+            let mut from = spliced.range.start;
+            for (at, insert) in &spliced.inserts {
+                // Into the result, in order, between characters (the next boundary).
+                let mut at = (*at).clamp(from, spliced.range.end);
+                while !spliced.source.is_char_boundary(at) {
+                    at += 1;
+                }
+                text.push_str(&spliced.source[from..at]);
+                text.push_str(insert);
+                from = at;
+            }
+            text.push_str(&spliced.source[from..spliced.range.end]);
+            text.push_str(spliced.tail);
+            return Frame {
+                text: Text::Whole(text.into_boxed_str()),
+                members: None,
+            };
+        }
         Frame {
-            text: Text::Spliced(Box::new(Spliced {
-                head,
-                source,
-                range: result,
-                tail: "}",
-                joined: OnceLock::new(),
-            })),
+            text: Text::Spliced(Box::new(spliced)),
             members: None,
         }
     }
@@ -401,18 +450,21 @@ impl Frame {
     pub fn text(&self) -> &str {
         match &self.text {
             Text::Whole(text) => text,
-            Text::Spliced(spliced) => spliced.joined.get_or_init(|| {
-                let [a, b, c] = spliced.pieces();
-                [a, b, c].concat().into_boxed_str()
-            }),
+            Text::Spliced(spliced) => spliced
+                .joined
+                .get_or_init(|| spliced.pieces().concat().into_boxed_str()),
         }
     }
 
-    /// The text in up to three pieces, to be written one after the other (the pieces of a
-    /// forwarded response; otherwise the whole text and two empty pieces).
-    pub fn chunks(&self) -> [&str; 3] {
+    /// The text in up to [`CHUNKS`] pieces, to be written one after the other (the pieces of
+    /// a forwarded response; otherwise the whole text, then empty pieces).
+    pub fn chunks(&self) -> [&str; CHUNKS] {
         match &self.text {
-            Text::Whole(text) => [text, "", ""],
+            Text::Whole(text) => {
+                let mut chunks = [""; CHUNKS];
+                chunks[0] = text;
+                chunks
+            }
             Text::Spliced(spliced) => spliced.pieces(),
         }
     }
@@ -437,14 +489,22 @@ impl Frame {
                     head,
                     source,
                     range,
+                    inserts,
                     tail,
                     ..
                 } = *spliced;
-                vec![
-                    bytes::Bytes::from(head),
-                    bytes::Bytes::from(source.into_boxed_bytes()).slice(range),
-                    bytes::Bytes::from_static(tail.as_bytes()),
-                ]
+                let source = bytes::Bytes::from(source.into_boxed_bytes());
+                let mut chunks = Vec::with_capacity(3 + 2 * inserts.len());
+                chunks.push(bytes::Bytes::from(head));
+                let mut from = range.start;
+                for (at, insert) in inserts {
+                    chunks.push(source.slice(from..at));
+                    chunks.push(bytes::Bytes::from(insert));
+                    from = at;
+                }
+                chunks.push(source.slice(from..range.end));
+                chunks.push(bytes::Bytes::from_static(tail.as_bytes()));
+                chunks
             }
         }
     }
@@ -509,12 +569,21 @@ impl<'a> Head<'a> {
 }
 
 impl Spliced {
-    fn pieces(&self) -> [&str; 3] {
-        [
-            &self.head,
-            self.source.get(self.range.clone()).unwrap_or("null"),
-            self.tail,
-        ]
+    fn pieces(&self) -> [&str; CHUNKS] {
+        let mut pieces = [""; CHUNKS];
+        pieces[0] = &self.head;
+        pieces[CHUNKS - 1] = self.tail;
+        // (Checked when made: the ranges are in the text and on character boundaries.)
+        let mut from = self.range.start;
+        let mut next = 1;
+        for (at, insert) in &self.inserts {
+            pieces[next] = self.source.get(from..*at).unwrap_or_default();
+            pieces[next + 1] = insert;
+            next += 2;
+            from = *at;
+        }
+        pieces[next] = self.source.get(from..self.range.end).unwrap_or("null");
+        pieces
     }
 }
 
@@ -624,13 +693,63 @@ mod tests {
                 .unwrap();
         let (start, end) = source.members().unwrap().result.unwrap();
         let id: &RawValue = serde_json::from_str(r#""c-1""#).unwrap();
-        let answer = Frame::answering(id, source, start as usize..end as usize);
+        let answer = Frame::answering(id, source, start as usize..end as usize, Vec::new());
         let expected = r#"{"jsonrpc":"2.0","id":"c-1","result":{"n":18446744073709551617}}"#;
         assert_eq!(answer.chunks().concat(), expected);
         assert_eq!(answer.len(), expected.len());
         assert_eq!(answer.text(), expected);
         let pieces: Vec<u8> = answer.into_chunks().concat();
         assert_eq!(pieces, expected.as_bytes());
+    }
+
+    #[test]
+    fn texts_written_into_a_forwarded_result_leave_the_rest_uncopied() {
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"é":1,"_meta":{"a":2}}}"#;
+        let (start, end) = Frame::parse(text)
+            .unwrap()
+            .members()
+            .unwrap()
+            .result
+            .unwrap();
+        let (start, end) = (start as usize, end as usize);
+        let id: &RawValue = serde_json::from_str("3").unwrap();
+        let meta_close = start + text[start..].find("}}").unwrap();
+        let answer = |inserts: Vec<(usize, String)>| {
+            Frame::answering(id, Frame::parse(text).unwrap(), start..end, inserts)
+        };
+        let into_meta = (meta_close, r#","b":3"#.to_owned());
+        let at_the_end = (end - 1, r#","c":4"#.to_owned());
+        let expected = r#"{"jsonrpc":"2.0","id":3,"result":{"é":1,"_meta":{"a":2,"b":3},"c":4}}"#;
+        let two = answer(vec![into_meta.clone(), at_the_end.clone()]);
+        assert!(matches!(two.text, Text::Spliced(_)), "written around");
+        assert_eq!(two.chunks().concat(), expected);
+        assert_eq!(two.len(), expected.len());
+        assert_eq!(two.text(), expected);
+        assert_eq!(two.clone().into_chunks().concat(), expected.as_bytes());
+        assert_eq!(two, Frame::parse(expected).unwrap());
+        // More than MAX_INSERTS, or out of order: the same text, in a copy.
+        let three = answer(vec![
+            into_meta.clone(),
+            (end - 1, r#","c":4"#.to_owned()),
+            (end - 1, r#","d":5"#.to_owned()),
+        ]);
+        assert!(matches!(three.text, Text::Whole(_)), "copied");
+        assert_eq!(
+            three.text(),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"é":1,"_meta":{"a":2,"b":3},"c":4,"d":5}}"#
+        );
+        let backwards = answer(vec![at_the_end, into_meta]);
+        assert!(matches!(backwards.text, Text::Whole(_)), "copied");
+        assert!(backwards
+            .text()
+            .starts_with(r#"{"jsonrpc":"2.0","id":3,"result":{"é":1"#));
+        // Inside a character: written after it, in a copy, never into it.
+        let inside = answer(vec![(start + 3, "X".to_owned())]);
+        assert!(matches!(inside.text, Text::Whole(_)), "copied");
+        assert_eq!(
+            inside.text(),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"éX":1,"_meta":{"a":2}}}"#
+        );
     }
 
     #[test]

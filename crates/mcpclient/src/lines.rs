@@ -243,7 +243,7 @@ mod tests {
         let id: Box<RawValue> = RawValue::from_string("\"a\"".to_owned()).unwrap();
         let (start, end) = source.members().unwrap().result.unwrap();
         assert_eq!((end - start) as usize, result.len());
-        let forwarded = Frame::answering(&id, source, start as usize..end as usize);
+        let forwarded = Frame::answering(&id, source, start as usize..end as usize, Vec::new());
         assert_eq!(
             forwarded.text(),
             format!(r#"{{"jsonrpc":"2.0","id":"a","result":{result}}}"#)

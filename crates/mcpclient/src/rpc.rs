@@ -142,7 +142,19 @@ impl Response {
     /// The response to request `id` of another peer, carrying this result as it arrived:
     /// written around its bytes, not copied ([`Frame::chunks`]).
     pub fn into_answer(self, id: &RawValue) -> Frame {
-        Frame::answering(id, self.frame, self.result)
+        Frame::answering(id, self.frame, self.result, Vec::new())
+    }
+
+    /// [`Response::into_answer`] with texts written into the result, each before the byte of
+    /// [`Response::result_text`] it names (in order, at most [`MAX_INSERTS`](crate::MAX_INSERTS)
+    /// for the result to go uncopied): what a gateway adds to a result it forwards.
+    pub fn into_answer_with(self, id: &RawValue, inserts: Vec<(usize, String)>) -> Frame {
+        let start = self.result.start;
+        let inserts = inserts
+            .into_iter()
+            .map(|(at, text)| (start.saturating_add(at), text))
+            .collect();
+        Frame::answering(id, self.frame, self.result, inserts)
     }
 
     /// The response frame exactly as the peer sent it.

@@ -1,6 +1,7 @@
 //! The gateway's answers as they go on the wire, and the one way it takes a lock: the lowest
 //! layer of the gateway, used by every module above it.
 
+use std::borrow::Cow;
 use std::sync::{Mutex, MutexGuard};
 
 use mcpclient::{ErrorObject, Frame, Response};
@@ -18,16 +19,39 @@ pub(crate) enum Reply {
     Made(Box<RawValue>),
     /// A server's response, passed on as it came.
     Forwarded(Response),
+    /// A server's response passed on with texts written into its result, each before the byte
+    /// of the result it names ([`Response::into_answer_with`]): the rest not copied.
+    Completed(Response, Vec<(usize, String)>),
 }
 
 impl Reply {
     /// The result as JSON text.
-    pub(crate) fn raw(&self) -> &RawValue {
+    pub(crate) fn raw(&self) -> Cow<'_, RawValue> {
         match self {
-            Reply::Made(raw) => raw,
-            Reply::Forwarded(response) => response.result_raw(),
+            Reply::Made(raw) => Cow::Borrowed(raw),
+            Reply::Forwarded(response) => Cow::Borrowed(response.result_raw()),
+            Reply::Completed(response, inserts) => Cow::Owned(
+                written_into(response.result_text(), inserts)
+                    .and_then(|text| RawValue::from_string(text).ok())
+                    .unwrap_or_else(|| null_id().to_owned()),
+            ),
         }
     }
+}
+
+/// `text` with `inserts` written into it, each before the byte it names (in order); `None`
+/// when one names no place between characters of the text, or is out of order.
+pub(crate) fn written_into(text: &str, inserts: &[(usize, String)]) -> Option<String> {
+    let added: usize = inserts.iter().map(|(_, insert)| insert.len()).sum();
+    let mut joined = String::with_capacity(text.len() + added);
+    let mut from = 0;
+    for (at, insert) in inserts {
+        joined.push_str(text.get(from..*at)?);
+        joined.push_str(insert);
+        from = *at;
+    }
+    joined.push_str(text.get(from..)?);
+    Some(joined)
 }
 
 impl From<Box<RawValue>> for Reply {
@@ -77,6 +101,7 @@ pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
     match answer {
         Ok(Reply::Made(result)) => Frame::response(id, Ok(&result)),
         Ok(Reply::Forwarded(response)) => response.into_answer(id),
+        Ok(Reply::Completed(response, inserts)) => response.into_answer_with(id, inserts),
         Err(error) => Frame::response(id, Err(&error.to_raw())),
     }
 }

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::sessions::session::{level_index, LOG_LEVELS};
+use crate::wire::{written_into, Reply};
 
 /// The modern protocol versions the gateway serves per request, newest first.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
@@ -274,7 +275,23 @@ fn cache_ttl(method: &str) -> Option<u64> {
 /// A result for a modern client: `resultType: "complete"`, `ttlMs`/`cacheScope` for the
 /// cacheable ones, and `_meta` serverInfo, each added only when absent; every member the
 /// result has keeps its text.
-pub(crate) fn complete(method: &str, result: &RawValue) -> Box<RawValue> {
+///
+/// A server's result is answered with what it lacks written into it, the rest uncopied
+/// ([`Reply::Completed`]); a result the gateway made, or one of a shape the splice does not
+/// take on, is written anew.
+pub(crate) fn complete(method: &str, reply: Reply) -> Reply {
+    match reply {
+        Reply::Forwarded(response) => match insertions(method, response.result_text()) {
+            Some(inserts) if inserts.is_empty() => Reply::Forwarded(response),
+            Some(inserts) => Reply::Completed(response, inserts),
+            None => Reply::Made(complete_by_members(method, response.result_raw())),
+        },
+        made => Reply::Made(complete_raw(method, &made.raw())),
+    }
+}
+
+/// [`complete`] of a result's text.
+fn complete_raw(method: &str, result: &RawValue) -> Box<RawValue> {
     spliced(method, result).unwrap_or_else(|| complete_by_members(method, result))
 }
 
@@ -313,8 +330,19 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 /// given twice, a `_meta` that is not an object (the general way handles those).
 fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
     let text = result.get();
-    if !text.starts_with('{') {
+    let inserts = insertions(method, text)?;
+    if inserts.is_empty() {
         return Some(result.to_owned());
+    }
+    RawValue::from_string(written_into(text, &inserts)?).ok()
+}
+
+/// What [`spliced`] writes into the JSON text `text` of a result: each text, and the byte it
+/// goes before, in order (at most two: into `_meta`, and before the closing brace). Empty for
+/// a result that is not an object or lacks nothing; `None` for what the splice does not take on.
+fn insertions(method: &str, text: &str) -> Option<Vec<(usize, String)>> {
+    if !text.starts_with('{') {
+        return Some(Vec::new());
     }
     let present: Present<'_> = serde_json::from_str(text).ok()?;
     let mut added = String::new();
@@ -342,8 +370,7 @@ fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
     static INFO: std::sync::LazyLock<String> =
         std::sync::LazyLock::new(|| format!("{}:{}", Value::from(SERVER_INFO), server_info()));
     let info = INFO.as_str();
-    // Where serverInfo goes into an existing `_meta` (before its closing brace), if it must.
-    let mut into_meta = None;
+    let mut inserts = Vec::with_capacity(2);
     match present.meta {
         None => add("_meta", &format!("{{{info}}}")),
         // (A struct reads from an array too: only an object's text is written into.)
@@ -351,32 +378,21 @@ fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
         Some(meta) => {
             let shape: MetaInfo<'_> = serde_json::from_str(meta.get()).ok()?;
             if shape.server_info.is_none() {
+                // Before the closing brace of `_meta`.
                 let start = (meta.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
                 let close = start + meta.get().len() - 1;
-                into_meta = Some((close, has_members(meta.get())));
+                let comma = if has_members(meta.get()) { "," } else { "" };
+                inserts.push((close, format!("{comma}{info}")));
             }
         }
     }
-    let close = text.len() - 1;
-    let mut out = String::with_capacity(text.len() + added.len() + info.len() + 2);
-    let mut from = 0;
-    if let Some((at, nonempty)) = into_meta {
-        out.push_str(text.get(..at)?);
-        if nonempty {
-            out.push(',');
-        }
-        out.push_str(info);
-        from = at;
-    }
-    out.push_str(text.get(from..close)?);
     if !added.is_empty() {
         if has_members(text) {
-            out.push(',');
+            added.insert(0, ',');
         }
-        out.push_str(&added);
+        inserts.push((text.len() - 1, added));
     }
-    out.push('}');
-    RawValue::from_string(out).ok()
+    Some(inserts)
 }
 
 /// Whether the JSON object text `object` has a member (anything but blanks between its braces).
@@ -495,12 +511,12 @@ mod tests {
 
     #[test]
     fn a_result_gains_only_what_it_lacks_and_keeps_its_text() {
-        let listed = complete("tools/list", &raw(r#"{"tools":[{"n":1.0e400}]}"#));
+        let listed = complete_raw("tools/list", &raw(r#"{"tools":[{"n":1.0e400}]}"#));
         assert_eq!(
             listed.get(),
             r#"{"tools":[{"n":1.0e400}],"resultType":"complete","ttlMs":60000,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpx","version":"0.1.0"}}}"#
         );
-        let own = complete(
+        let own = complete_raw(
             "tools/call",
             &raw(r#"{"resultType":"complete","_meta":{"x":1},"content":[]}"#),
         );
@@ -552,6 +568,51 @@ mod tests {
     }
 
     #[test]
+    fn a_forwarded_result_is_completed_in_place_as_a_copy_would_be() {
+        let id = raw("9");
+        for (method, result) in [
+            ("tools/list", r#"{"tools":[]}"#),
+            (
+                "tools/call",
+                r#"{ "content" : [ {"type":"text","text":"}"} ] }"#,
+            ),
+            ("tools/call", r#"{ }"#),
+            ("tools/call", r#"{"content":[],"_meta":{}}"#),
+            ("tools/call", r#"{"content":[],"_meta":{ "x" : "é" }}"#),
+            (
+                "tools/call",
+                r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{}}}"#,
+            ),
+            ("resources/read", r#"{"contents":[],"ttlMs":5}"#),
+            // Not taken on by the splice, or not an object: the other ways, the same answer.
+            ("tools/call", r#"{"_meta":[1],"content":[]}"#),
+            ("tools/call", r#"{"resultType":"a","resultType":"b"}"#),
+            ("tools/call", r#"[1]"#),
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+            let response =
+                mcpclient::Response::from_frame(mcpclient::Frame::parse(&text).unwrap()).unwrap();
+            let copied =
+                crate::wire::response(&id, Ok(Reply::Made(complete_raw(method, &raw(result)))));
+            let completed = complete(method, Reply::Forwarded(response));
+            let in_place = !matches!(completed, Reply::Made(_));
+            assert_eq!(
+                completed.raw().get(),
+                complete_raw(method, &raw(result)).get()
+            );
+            let answer = crate::wire::response(&id, Ok(completed));
+            assert_eq!(answer.text(), copied.text(), "{result}");
+            assert_eq!(answer.chunks().concat(), copied.text(), "{result}");
+            // Written around the server's bytes, unless it is a shape the splice leaves.
+            assert_eq!(
+                in_place,
+                !result.contains(r#""_meta":[1]"#) && !result.contains(r#""a""#),
+                "{result}"
+            );
+        }
+    }
+
+    #[test]
     fn results_it_does_not_take_on_go_the_general_way() {
         for result in [
             r#"{"resultType":"a","resultType":"b"}"#,
@@ -562,7 +623,7 @@ mod tests {
         ] {
             assert!(spliced("tools/call", &raw(result)).is_none(), "{result}");
             assert_eq!(
-                complete("tools/call", &raw(result)).get(),
+                complete_raw("tools/call", &raw(result)).get(),
                 complete_by_members("tools/call", &raw(result)).get()
             );
         }

@@ -259,7 +259,7 @@ impl Hub {
             Outcome::Done(answer) => {
                 drop(call);
                 answer
-                    .map(|result| modern::complete(method, result.raw()).into())
+                    .map(|result| modern::complete(method, result))
                     .map_err(modern::modern_error)
             }
             Outcome::Input => self.park(call, None),
