@@ -385,10 +385,10 @@ impl Frame {
     }
 
     /// The response to request `id` whose result is `source[result]`, the result of another
-    /// frame as it arrived, with `inserts` written into it (each text before the byte of
-    /// `source` it names): written around those bytes, which are neither copied nor parsed.
-    /// Inserts out of order, outside the result, inside a character or more than
-    /// [`MAX_INSERTS`] are written into a copy instead.
+    /// frame as it arrived, with `inserts` written into it (each text before the byte of the
+    /// result it names): written around those bytes, which are neither copied nor parsed.
+    /// Inserts out of order, past the result, inside a character or more than [`MAX_INSERTS`]
+    /// are written into a copy instead ([`written_into`]).
     pub(crate) fn answering(
         id: &RawValue,
         source: Frame,
@@ -400,46 +400,36 @@ impl Frame {
             Text::Whole(text) => text,
             Text::Spliced(_) => source.text().into(),
         };
-        if source.get(result.clone()).is_none() {
+        let Some(text) = source.get(result.clone()) else {
             return Frame::response(id, Ok(null()));
-        }
-        let mut from = result.start;
+        };
+        let mut from = 0;
         let in_place = inserts.len() <= MAX_INSERTS
             && inserts.iter().all(|(at, _)| {
-                let fits = (from..=result.end).contains(at) && source.is_char_boundary(*at);
+                let fits = (from..=text.len()).contains(at) && text.is_char_boundary(*at);
                 from = *at;
                 fits
             });
-        let spliced = Spliced {
-            head,
-            source,
-            range: result,
-            inserts,
-            tail: "}",
-            joined: OnceLock::new(),
-        };
         if !in_place {
-            let mut text = spliced.head;
-            let mut from = spliced.range.start;
-            for (at, insert) in &spliced.inserts {
-                // Into the result, in order, between characters (the next boundary).
-                let mut at = (*at).clamp(from, spliced.range.end);
-                while !spliced.source.is_char_boundary(at) {
-                    at += 1;
-                }
-                text.push_str(&spliced.source[from..at]);
-                text.push_str(insert);
-                from = at;
-            }
-            text.push_str(&spliced.source[from..spliced.range.end]);
-            text.push_str(spliced.tail);
+            let whole = [head.as_str(), &written_into(text, &inserts), "}"].concat();
             return Frame {
-                text: Text::Whole(text.into_boxed_str()),
+                text: Text::Whole(whole.into_boxed_str()),
                 members: None,
             };
         }
+        let inserts = inserts
+            .into_iter()
+            .map(|(at, insert)| (result.start + at, insert))
+            .collect();
         Frame {
-            text: Text::Spliced(Box::new(spliced)),
+            text: Text::Spliced(Box::new(Spliced {
+                head,
+                source,
+                range: result,
+                inserts,
+                tail: "}",
+                joined: OnceLock::new(),
+            })),
             members: None,
         }
     }
@@ -587,6 +577,26 @@ impl Spliced {
     }
 }
 
+/// `text` with `inserts` written into it, each text before the byte it names: taken in order,
+/// a place before the previous one or past the end moved to it, a place inside a character
+/// moved to the character's end (never splitting one).
+pub fn written_into(text: &str, inserts: &[(usize, String)]) -> String {
+    let added: usize = inserts.iter().map(|(_, insert)| insert.len()).sum();
+    let mut out = String::with_capacity(text.len() + added);
+    let mut from = 0;
+    for (at, insert) in inserts {
+        let mut at = (*at).clamp(from, text.len());
+        while !text.is_char_boundary(at) {
+            at += 1;
+        }
+        out.push_str(&text[from..at]);
+        out.push_str(insert);
+        from = at;
+    }
+    out.push_str(&text[from..]);
+    out
+}
+
 /// JSON `null` (for a result that cannot be read, or one whose presence is all that matters).
 pub(crate) fn null() -> &'static RawValue {
     serde_json::from_str("null").expect("null is JSON")
@@ -712,13 +722,15 @@ mod tests {
             .result
             .unwrap();
         let (start, end) = (start as usize, end as usize);
+        let result = &text[start..end];
         let id: &RawValue = serde_json::from_str("3").unwrap();
-        let meta_close = start + text[start..].find("}}").unwrap();
+        // Places in the result's text.
+        let meta_close = result.find("}}").unwrap();
         let answer = |inserts: Vec<(usize, String)>| {
             Frame::answering(id, Frame::parse(text).unwrap(), start..end, inserts)
         };
         let into_meta = (meta_close, r#","b":3"#.to_owned());
-        let at_the_end = (end - 1, r#","c":4"#.to_owned());
+        let at_the_end = (result.len() - 1, r#","c":4"#.to_owned());
         let expected = r#"{"jsonrpc":"2.0","id":3,"result":{"é":1,"_meta":{"a":2,"b":3},"c":4}}"#;
         let two = answer(vec![into_meta.clone(), at_the_end.clone()]);
         assert!(matches!(two.text, Text::Spliced(_)), "written around");
@@ -727,29 +739,33 @@ mod tests {
         assert_eq!(two.text(), expected);
         assert_eq!(two.clone().into_chunks().concat(), expected.as_bytes());
         assert_eq!(two, Frame::parse(expected).unwrap());
-        // More than MAX_INSERTS, or out of order: the same text, in a copy.
+        // More than MAX_INSERTS, or out of order: written into a copy (`written_into`).
         let three = answer(vec![
             into_meta.clone(),
-            (end - 1, r#","c":4"#.to_owned()),
-            (end - 1, r#","d":5"#.to_owned()),
+            (result.len() - 1, r#","c":4"#.to_owned()),
+            (result.len() - 1, r#","d":5"#.to_owned()),
         ]);
         assert!(matches!(three.text, Text::Whole(_)), "copied");
         assert_eq!(
             three.text(),
             r#"{"jsonrpc":"2.0","id":3,"result":{"é":1,"_meta":{"a":2,"b":3},"c":4,"d":5}}"#
         );
+        // (An earlier place after a later one is taken where the later one was.)
         let backwards = answer(vec![at_the_end, into_meta]);
         assert!(matches!(backwards.text, Text::Whole(_)), "copied");
-        assert!(backwards
-            .text()
-            .starts_with(r#"{"jsonrpc":"2.0","id":3,"result":{"é":1"#));
-        // Inside a character: written after it, in a copy, never into it.
-        let inside = answer(vec![(start + 3, "X".to_owned())]);
+        assert_eq!(
+            backwards.text(),
+            r#"{"jsonrpc":"2.0","id":3,"result":{"é":1,"_meta":{"a":2},"c":4,"b":3}}"#
+        );
+        // Inside a character (é is bytes 2 and 3 of the result): after it, never into it.
+        let inside = answer(vec![(3, "X".to_owned())]);
         assert!(matches!(inside.text, Text::Whole(_)), "copied");
         assert_eq!(
             inside.text(),
             r#"{"jsonrpc":"2.0","id":3,"result":{"éX":1,"_meta":{"a":2}}}"#
         );
+        // Past the end: at the end.
+        assert_eq!(written_into("ab", &[(9, "X".to_owned())]), "abX");
     }
 
     #[test]

@@ -51,7 +51,9 @@ pub use codes::ErrorObject;
 pub use coerced::{mark_coerced, COERCED_META};
 pub use discovery::Discovery;
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
-pub use frame::{Frame, FrameError, Head, CHUNKS, MAX_FRAME_BYTES, MAX_FRAME_DEPTH, MAX_INSERTS};
+pub use frame::{
+    written_into, Frame, FrameError, Head, CHUNKS, MAX_FRAME_BYTES, MAX_FRAME_DEPTH, MAX_INSERTS,
+};
 pub use handlers::{
     BoxFuture, ElicitationAnswer, ElicitationHandler, ElicitationRequest, Handlers, RootsHandler,
     SamplingHandler,

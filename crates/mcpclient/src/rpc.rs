@@ -149,11 +149,6 @@ impl Response {
     /// [`Response::result_text`] it names (in order, at most [`MAX_INSERTS`](crate::MAX_INSERTS)
     /// for the result to go uncopied): what a gateway adds to a result it forwards.
     pub fn into_answer_with(self, id: &RawValue, inserts: Vec<(usize, String)>) -> Frame {
-        let start = self.result.start;
-        let inserts = inserts
-            .into_iter()
-            .map(|(at, text)| (start.saturating_add(at), text))
-            .collect();
         Frame::answering(id, self.frame, self.result, inserts)
     }
 

@@ -31,27 +31,11 @@ impl Reply {
             Reply::Made(raw) => Cow::Borrowed(raw),
             Reply::Forwarded(response) => Cow::Borrowed(response.result_raw()),
             Reply::Completed(response, inserts) => Cow::Owned(
-                written_into(response.result_text(), inserts)
-                    .and_then(|text| RawValue::from_string(text).ok())
-                    .unwrap_or_else(|| null_id().to_owned()),
+                RawValue::from_string(mcpclient::written_into(response.result_text(), inserts))
+                    .unwrap_or_else(|_| null_id().to_owned()),
             ),
         }
     }
-}
-
-/// `text` with `inserts` written into it, each before the byte it names (in order); `None`
-/// when one names no place between characters of the text, or is out of order.
-pub(crate) fn written_into(text: &str, inserts: &[(usize, String)]) -> Option<String> {
-    let added: usize = inserts.iter().map(|(_, insert)| insert.len()).sum();
-    let mut joined = String::with_capacity(text.len() + added);
-    let mut from = 0;
-    for (at, insert) in inserts {
-        joined.push_str(text.get(from..*at)?);
-        joined.push_str(insert);
-        from = *at;
-    }
-    joined.push_str(text.get(from..)?);
-    Some(joined)
 }
 
 impl From<Box<RawValue>> for Reply {

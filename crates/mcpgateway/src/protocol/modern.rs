@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::sessions::session::{level_index, LOG_LEVELS};
-use crate::wire::{written_into, Reply};
+use crate::wire::Reply;
 
 /// The modern protocol versions the gateway serves per request, newest first.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
@@ -334,7 +334,7 @@ fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
     if inserts.is_empty() {
         return Some(result.to_owned());
     }
-    RawValue::from_string(written_into(text, &inserts)?).ok()
+    RawValue::from_string(mcpclient::written_into(text, &inserts)).ok()
 }
 
 /// What [`spliced`] writes into the JSON text `text` of a result: each text, and the byte it
