@@ -179,23 +179,44 @@ impl FrameError {
     }
 }
 
-/// Whether `text` (JSON, or nearly) nests arrays and objects deeper than `limit`: one pass that
-/// jumps over strings (where most of a large frame's bytes are) and counts brackets outside
-/// them, without recursion.
-fn nests_deeper_than(text: &str, limit: usize) -> bool {
+/// What one pass over a frame's text finds that reading it as raw values does not check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scanned {
+    /// Arrays and objects nest deeper than the limit (the scan stops there).
+    TooDeep,
+    /// Within the limit; `surrogate`: a string may hold a `\uD800`–`\uDFFF` escape (a false
+    /// positive only costs a full check).
+    Within { surrogate: bool },
+}
+
+/// One pass over `text` (JSON, or nearly) that jumps over strings (where most of a large
+/// frame's bytes are), counts brackets outside them without recursion, and looks at each
+/// escape inside them: whether it nests deeper than `limit`, and whether it may hold a
+/// surrogate escape.
+fn scan(text: &str, limit: usize) -> Scanned {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
+    let mut surrogate = false;
     let mut at = 0;
     while let Some(&b) = bytes.get(at) {
         at += 1;
         match b {
             b'"' => loop {
                 let Some(found) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
-                    return false;
+                    return Scanned::Within { surrogate };
                 };
                 at += found;
-                // An escape takes the byte after it along; a quote ends the string.
+                // An escape takes the byte after it along (and a `\u` its four digits, of
+                // which the first two tell a surrogate); a quote ends the string.
                 if bytes[at] == b'\\' {
+                    if bytes.get(at + 1) == Some(&b'u')
+                        && bytes.get(at + 2).is_some_and(|b| (b | 0x20) == b'd')
+                        && bytes
+                            .get(at + 3)
+                            .is_some_and(|b| matches!(b | 0x20, b'8'..=b'9' | b'a'..=b'f'))
+                    {
+                        surrogate = true;
+                    }
                     at += 2;
                 } else {
                     at += 1;
@@ -205,14 +226,14 @@ fn nests_deeper_than(text: &str, limit: usize) -> bool {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limit {
-                    return true;
+                    return Scanned::TooDeep;
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    false
+    Scanned::Within { surrogate }
 }
 
 /// Characters of a bad frame kept in its error.
@@ -223,17 +244,6 @@ fn excerpt(text: &str) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
     }
-}
-
-/// Whether `text` may hold a `\uD800`–`\uDFFF` escape (a false positive only costs a check).
-fn has_surrogate_escape(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    memchr::memmem::find_iter(bytes, b"\\u").any(|at| {
-        bytes.get(at + 2).is_some_and(|b| (b | 0x20) == b'd')
-            && bytes
-                .get(at + 3)
-                .is_some_and(|b| matches!(b | 0x20, b'8'..=b'9' | b'a'..=b'f'))
-    })
 }
 
 impl Frame {
@@ -304,21 +314,24 @@ impl Frame {
         };
         // Reading raw values does not recurse, so depth is not bounded by the parse: a frame
         // nested deeper than peers can read is refused here, with its id when it has one.
-        if nests_deeper_than(&text, MAX_FRAME_DEPTH) {
-            let id = members.and_then(|m| m.id).and_then(|(start, end)| {
-                let id = text.get(start as usize..end as usize)?;
-                (!id.starts_with(['{', '['])).then(|| id.to_owned())
-            });
-            return Err(FrameError::TooDeep {
-                limit: MAX_FRAME_DEPTH,
-                id,
-            });
-        }
-        // Reading the text as raw values does not check `\u` escapes; a lone surrogate
-        // (`"\udcc1"`) would be accepted here and fail every later parse. Only text with a
-        // surrogate escape pays for the full check.
-        if has_surrogate_escape(&text) {
-            serde_json::from_str::<Value>(&text).map_err(not_json)?;
+        match scan(&text, MAX_FRAME_DEPTH) {
+            Scanned::TooDeep => {
+                let id = members.and_then(|m| m.id).and_then(|(start, end)| {
+                    let id = text.get(start as usize..end as usize)?;
+                    (!id.starts_with(['{', '['])).then(|| id.to_owned())
+                });
+                return Err(FrameError::TooDeep {
+                    limit: MAX_FRAME_DEPTH,
+                    id,
+                });
+            }
+            // Reading the text as raw values does not check `\u` escapes; a lone surrogate
+            // (`"\udcc1"`) would be accepted here and fail every later parse. Only text with a
+            // surrogate escape pays for the full check.
+            Scanned::Within { surrogate: true } => {
+                serde_json::from_str::<Value>(&text).map_err(not_json)?;
+            }
+            Scanned::Within { surrogate: false } => {}
         }
         Ok(Frame {
             text: Text::Whole(text.into_boxed_str()),
@@ -646,6 +659,24 @@ mod tests {
             Frame::parse(pair).unwrap().value().unwrap()["title"],
             "\u{1f600} \\ud800"
         );
+    }
+
+    #[test]
+    fn one_scan_finds_depth_and_surrogate_escapes_as_a_parser_reads_them() {
+        let within = |surrogate| Scanned::Within { surrogate };
+        assert_eq!(scan(r#"{"a":[1,{"b":"x"}]}"#, 3), within(false));
+        assert_eq!(scan(r#"{"a":[1,{"b":[]}]}"#, 3), Scanned::TooDeep);
+        // Brackets and quotes inside strings do not count, escaped or not.
+        assert_eq!(scan(r#"{"a":"[[[[\"{{{{"}"#, 1), within(false));
+        // A surrogate escape, in either case; not an escaped backslash before `u`.
+        assert_eq!(scan(r#"{"a":"\uD83D\uDE00"}"#, 2), within(true));
+        assert_eq!(scan(r#"{"a":"\udcc1"}"#, 2), within(true));
+        assert_eq!(scan(r#"{"a":"\\ud800 \u00e9 \ue000"}"#, 2), within(false));
+        assert_eq!(scan(r#"{"a":"\\\ud800"}"#, 2), within(true));
+        // In a name too.
+        assert_eq!(scan(r#"{"\udfff":1}"#, 1), within(true));
+        // An unfinished string ends the scan (the parse refused such text already).
+        assert_eq!(scan(r#"{"a":"\ud8"#, 1), within(true));
     }
 
     #[test]
