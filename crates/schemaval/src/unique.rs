@@ -34,39 +34,20 @@ impl fmt::Display for DuplicateMember {
     }
 }
 
-/// An object's member names so far. Compared one by one while there are few (no hashing, no
-/// copies: most arguments have a handful), kept in a set past [`LINEAR_NAMES`].
-#[derive(Default)]
-struct Names<'a> {
-    few: Vec<Cow<'a, str>>,
-    many: HashSet<Cow<'a, str>>,
-}
-
 /// How many names an object's are compared one by one before they go into a set.
 const LINEAR_NAMES: usize = 16;
 
-impl<'a> Names<'a> {
-    /// Adds `name`; false when the object had it already.
-    fn insert(&mut self, name: Cow<'a, str>) -> bool {
-        if self.many.is_empty() {
-            if self.few.contains(&name) {
-                return false;
-            }
-            if self.few.len() < LINEAR_NAMES {
-                self.few.push(name);
-                return true;
-            }
-            self.many.extend(self.few.drain(..));
-        }
-        self.many.insert(name)
-    }
-}
+/// How many containers deep, and how many names in all, the scan makes room for before it
+/// starts: most texts need no more, so the scan allocates nothing else.
+const ROOM: usize = 16;
 
-/// An object or array being scanned: an object's names so far and the one whose value is being
-/// read, an array's index. The path is written only when a duplicate is found.
+/// An object or array being scanned: an object's names so far (from `first` in the scan's one
+/// list of names, or in a set of their own past [`LINEAR_NAMES`]) and the one whose value is
+/// being read, an array's index. The path is written only when a duplicate is found.
 enum Container<'a> {
     Object {
-        names: Names<'a>,
+        first: usize,
+        many: Option<HashSet<Cow<'a, str>>>,
         current: Option<Cow<'a, str>>,
     },
     Array {
@@ -82,14 +63,18 @@ pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
     if !bytes.contains(&b',') {
         return None;
     }
-    let mut stack: Vec<Container<'_>> = Vec::new();
+    let mut stack: Vec<Container<'_>> = Vec::with_capacity(ROOM);
+    // The names of the objects on the stack, outermost first, each object's after its
+    // container's `first` (compared one by one: no hashing, no copies while there are few).
+    let mut names: Vec<Cow<'_, str>> = Vec::with_capacity(ROOM);
     let mut expect_name = false;
     let mut at = 0;
     while let Some(&b) = bytes.get(at) {
         match b {
             b'{' => {
                 stack.push(Container::Object {
-                    names: Names::default(),
+                    first: names.len(),
+                    many: None,
                     current: None,
                 });
                 expect_name = true;
@@ -110,10 +95,33 @@ pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
                     } else {
                         Cow::Borrowed(quoted.get(1..quoted.len() - 1)?)
                     };
-                    let Some(Container::Object { names, current }) = stack.last_mut() else {
+                    let Some(Container::Object {
+                        first,
+                        many,
+                        current,
+                    }) = stack.last_mut()
+                    else {
                         return None;
                     };
-                    if !names.insert(name.clone()) {
+                    let fresh = match many {
+                        Some(set) => set.insert(name.clone()),
+                        None => {
+                            let theirs = names.get(*first..).unwrap_or_default();
+                            if theirs.contains(&name) {
+                                false
+                            } else if theirs.len() < LINEAR_NAMES {
+                                names.push(name.clone());
+                                true
+                            } else {
+                                let mut set: HashSet<Cow<'_, str>> =
+                                    names.drain(*first..).collect();
+                                set.insert(name.clone());
+                                *many = Some(set);
+                                true
+                            }
+                        }
+                    };
+                    if !fresh {
                         return Some(DuplicateMember {
                             path: path_to(&stack, &name),
                             name: name.into_owned(),
@@ -133,7 +141,12 @@ pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
                 at += 1;
             }
             b'}' | b']' => {
-                stack.pop()?;
+                if let Container::Object {
+                    first, many: None, ..
+                } = stack.pop()?
+                {
+                    names.truncate(first);
+                }
                 expect_name = false;
                 at += 1;
             }
@@ -166,10 +179,10 @@ fn path_to(stack: &[Container<'_>], name: &str) -> String {
 fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut at = start + 1;
     loop {
-        match *bytes.get(at)? {
+        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        match bytes[at] {
             b'\\' => at += 2,
-            b'"' => return Some(at + 1),
-            _ => at += 1,
+            _ => return Some(at + 1),
         }
     }
 }
@@ -239,6 +252,38 @@ mod tests {
                 assert_eq!(found(&text), expected, "{text}");
             }
         }
+    }
+
+    #[test]
+    fn each_object_compares_only_its_own_names_whatever_nests_between_them() {
+        // An inner object's names are not the outer's, before or after it.
+        assert_eq!(
+            found(r#"{"a":{"b":1,"c":2},"b":{"a":1,"c":[{"b":0}]},"c":3}"#),
+            None
+        );
+        assert_eq!(
+            found(r#"{"a":{"b":1},"c":{"d":2},"e":{"d":3,"d":4}}"#),
+            Some(("$.e.d".into(), "d".into()))
+        );
+        assert_eq!(
+            found(r#"{"a":{"b":{"c":1},"d":2},"x":0,"a":1}"#),
+            Some(("$.a".into(), "a".into()))
+        );
+        // The same with an outer object past the one-by-one comparison, objects inside it
+        // before and after it grew, and a repeat after them.
+        let names: Vec<String> = (0..2 * LINEAR_NAMES)
+            .map(|n| format!("\"k{n}\":{{\"k{n}\":1,\"j\":[{{\"k1\":2}}]}}"))
+            .collect();
+        let outer = names.join(",");
+        assert_eq!(found(&format!("{{{outer}}}")), None);
+        assert_eq!(
+            found(&format!("{{{outer},\"k3\":0}}")),
+            Some(("$.k3".into(), "k3".into()))
+        );
+        assert_eq!(
+            found(&format!("{{{outer},\"z\":{{\"k1\":1,\"k1\":2}}}}")),
+            Some(("$.z.k1".into(), "k1".into()))
+        );
     }
 
     #[test]
