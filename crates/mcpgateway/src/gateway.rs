@@ -28,6 +28,7 @@ use crate::options::MAX_CONCURRENT_STARTS;
 use crate::options::SETTLE_TIMEOUT;
 use crate::policy::catalog::{changes, Catalog};
 use crate::protocol::modern::Read;
+use crate::requests::Params;
 use crate::sessions::bridge::Bridge;
 use crate::sessions::instances::Instances;
 use crate::sessions::principal::Principal;
@@ -240,7 +241,11 @@ impl Gateway {
                         .serve_modern(&for_task, key, &method, params, read)
                         .await
                 }
-                None => inner.handle(&for_task, key, &method, params).await,
+                None => {
+                    inner
+                        .handle(&for_task, key, &method, Params::Text(params))
+                        .await
+                }
             };
             for_task.respond(key, response(&id, answer));
         }));

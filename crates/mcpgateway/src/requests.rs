@@ -60,6 +60,33 @@ fn refuse_input_members(params: Option<&RawValue>) -> Result<(), ErrorObject> {
     }
 }
 
+/// A request's `params` as they reach [`Hub::handle`]: the text a client sent, or its members
+/// as a front read (and changed) them already, which are not written out to be read again.
+pub(crate) enum Params {
+    /// The text, as sent; `None` when the request had no `params`.
+    Text(Option<Box<RawValue>>),
+    /// The members, read already.
+    Members(RawParams),
+}
+
+impl Params {
+    /// The text, written from the members when they were read already.
+    fn into_text(self) -> Option<Box<RawValue>> {
+        match self {
+            Params::Text(text) => text,
+            Params::Members(members) => Some(members.to_raw()),
+        }
+    }
+
+    /// The members, read from the text when they were not (`{}` when absent).
+    fn into_members(self) -> Result<RawParams, ErrorObject> {
+        match self {
+            Params::Text(text) => members(text.as_deref()),
+            Params::Members(members) => Ok(members),
+        }
+    }
+}
+
 /// `params` as members; `{}` when absent.
 fn members(params: Option<&RawValue>) -> Result<RawParams, ErrorObject> {
     match params {
@@ -108,8 +135,12 @@ impl Hub {
         session: &Arc<Session>,
         id: &str,
         method: &str,
-        params: Option<Box<RawValue>>,
+        params: Params,
     ) -> Answer {
+        if method == "tools/call" && session.is_modern() {
+            return self.call_tool(session, id, params.into_members()?).await;
+        }
+        let params = params.into_text();
         if !session.is_modern() {
             refuse_input_members(params.as_deref())?;
         }

@@ -9,6 +9,8 @@
 //! what a modern client sends loses the per-request `_meta` keys and the MRTR members before it
 //! goes upstream (see [`crate::protocol::mrtr`]).
 
+use std::fmt::{self, Write as _};
+
 use mcpclient::codes::{self, error};
 use mcpclient::ErrorObject;
 use mcpclient::{RawParams, ACCEPTED_VERSIONS};
@@ -232,7 +234,7 @@ pub(crate) fn unsupported(requested: &str) -> ErrorObject {
 /// per-request `_meta` keys (version, capabilities, client info, log level), which a legacy
 /// server must not take for its own. Every other member, and the rest of `_meta`, as the client
 /// wrote them. `meta`: the members of `members`' `_meta`, when they were read already.
-pub(crate) fn upstream_members(mut members: RawParams, meta: Option<RawParams>) -> Box<RawValue> {
+pub(crate) fn upstream_members(mut members: RawParams, meta: Option<RawParams>) -> RawParams {
     members.remove("inputResponses");
     members.remove("requestState");
     let meta = meta.or_else(|| members.get("_meta").and_then(|m| RawParams::parse(m).ok()));
@@ -252,7 +254,7 @@ pub(crate) fn upstream_members(mut members: RawParams, meta: Option<RawParams>) 
             members.set_raw("_meta", meta.to_raw());
         }
     }
-    members.to_raw()
+    members
 }
 
 /// The gateway's name and version, as `serverInfo`.
@@ -337,6 +339,10 @@ fn spliced(method: &str, result: &RawValue) -> Option<Box<RawValue>> {
     RawValue::from_string(mcpclient::written_into(text, &inserts)).ok()
 }
 
+/// The most text [`insertions`] writes besides the gateway's `serverInfo`: each member it may
+/// add (`resultType`, `ttlMs` with a 20-digit number, `cacheScope`, `_meta`'s braces), commas.
+const ADDED_ROOM: usize = 96;
+
 /// What [`spliced`] writes into the JSON text `text` of a result: each text, and the byte it
 /// goes before, in order (at most two: into `_meta`, and before the closing brace). Empty for
 /// a result that is not an object or lacks nothing; `None` for what the splice does not take on.
@@ -345,34 +351,33 @@ fn insertions(method: &str, text: &str) -> Option<Vec<(usize, String)>> {
         return Some(Vec::new());
     }
     let present: Present<'_> = serde_json::from_str(text).ok()?;
-    let mut added = String::new();
-    let mut add = |key: &str, value: &str| {
-        if !added.is_empty() {
-            added.push(',');
-        }
-        added.push('"');
-        added.push_str(key);
-        added.push_str("\":");
-        added.push_str(value);
-    };
-    if present.result_type.is_none() {
-        add("resultType", "\"complete\"");
-    }
-    if let Some(ttl) = cache_ttl(method) {
-        if present.ttl.is_none() {
-            add("ttlMs", &ttl.to_string());
-        }
-        if present.scope.is_none() {
-            add("cacheScope", &Value::from(CACHE_SCOPE).to_string());
-        }
-    }
     // The member naming the gateway, as text: written once.
     static INFO: std::sync::LazyLock<String> =
         std::sync::LazyLock::new(|| format!("{}:{}", Value::from(SERVER_INFO), server_info()));
     let info = INFO.as_str();
+    // Room for every member it may add, so that it is written without growing.
+    let mut added = String::with_capacity(ADDED_ROOM + info.len());
+    let mut add = |key: &str, value: &dyn fmt::Display| {
+        if !added.is_empty() {
+            added.push(',');
+        }
+        let _ = write!(added, "\"{key}\":{value}");
+    };
+    if present.result_type.is_none() {
+        add("resultType", &"\"complete\"");
+    }
+    if let Some(ttl) = cache_ttl(method) {
+        if present.ttl.is_none() {
+            add("ttlMs", &ttl);
+        }
+        if present.scope.is_none() {
+            // (A constant with nothing to escape.)
+            add("cacheScope", &format_args!("\"{CACHE_SCOPE}\""));
+        }
+    }
     let mut inserts = Vec::with_capacity(2);
     match present.meta {
-        None => add("_meta", &format!("{{{info}}}")),
+        None => add("_meta", &format_args!("{{{info}}}")),
         // (A struct reads from an array too: only an object's text is written into.)
         Some(meta) if !meta.get().starts_with('{') => return None,
         Some(meta) => {
@@ -382,7 +387,7 @@ fn insertions(method: &str, text: &str) -> Option<Vec<(usize, String)>> {
                 let start = (meta.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
                 let close = start + meta.get().len() - 1;
                 let comma = if has_members(meta.get()) { "," } else { "" };
-                inserts.push((close, format!("{comma}{info}")));
+                inserts.push((close, [comma, info].concat()));
             }
         }
     }
@@ -638,8 +643,11 @@ mod tests {
         // With the `_meta` read already (as the front read it), and without.
         let read = Read::of(Some(&params));
         let members = read.members.unwrap();
-        assert_eq!(upstream_members(members.clone(), read.meta).get(), want);
-        assert_eq!(upstream_members(members, None).get(), want);
+        assert_eq!(
+            upstream_members(members.clone(), read.meta).to_raw().get(),
+            want
+        );
+        assert_eq!(upstream_members(members, None).to_raw().get(), want);
         // A `_meta` with nothing to take keeps its text; one left empty goes.
         for (params, want) in [
             (
@@ -655,8 +663,11 @@ mod tests {
         ] {
             let read = Read::of(Some(&raw(params)));
             let members = read.members.unwrap();
-            assert_eq!(upstream_members(members.clone(), read.meta).get(), want);
-            assert_eq!(upstream_members(members, None).get(), want);
+            assert_eq!(
+                upstream_members(members.clone(), read.meta).to_raw().get(),
+                want
+            );
+            assert_eq!(upstream_members(members, None).to_raw().get(), want);
         }
     }
 

@@ -35,6 +35,7 @@ use tokio::sync::mpsc;
 use crate::gateway::Hub;
 use crate::protocol::conversation::{Conversation, Outcome, Relay, Target};
 use crate::protocol::modern::{self, Meta};
+use crate::requests::Params;
 use crate::sessions::session::Modern;
 use crate::sessions::session::Session;
 use crate::wire::{lock, made, Answer};
@@ -63,7 +64,7 @@ impl Hub {
         meta: &Meta,
         id: &str,
         method: &str,
-        params: Option<Box<RawValue>>,
+        params: Params,
         name: String,
     ) -> Conversation {
         let (asked, questions) = mpsc::unbounded_channel();
@@ -246,9 +247,10 @@ impl Hub {
                 call
             }
             None => {
-                let upstream = params
-                    .is_some()
-                    .then(|| modern::upstream_members(members, meta_members));
+                let upstream = match params {
+                    Some(_) => Params::Members(modern::upstream_members(members, meta_members)),
+                    None => Params::Text(None),
+                };
                 self.converse(&target.parent, meta, &target.id, method, upstream, name)
             }
         };
