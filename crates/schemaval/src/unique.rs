@@ -38,8 +38,9 @@ impl fmt::Display for DuplicateMember {
 const LINEAR_NAMES: usize = 16;
 
 /// How many containers deep, and how many names in all, the scan makes room for before it
-/// starts: most texts need no more, so the scan allocates nothing else.
-const ROOM: usize = 16;
+/// starts (a few hundred bytes, which the allocator hands out from its caches): most texts
+/// need no more, so the scan allocates nothing else.
+const ROOM: usize = 8;
 
 /// An object or array being scanned: an object's names so far (from `first` in the scan's one
 /// list of names, or in a set of their own past [`LINEAR_NAMES`]) and the one whose value is
@@ -60,7 +61,7 @@ enum Container<'a> {
 pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
     let bytes = text.as_bytes();
     // No object with two members, no duplicate: most arguments are skipped at this test.
-    if !bytes.contains(&b',') {
+    if memchr::memchr(b',', bytes).is_none() {
         return None;
     }
     let mut stack: Vec<Container<'_>> = Vec::with_capacity(ROOM);
