@@ -61,9 +61,7 @@ enum Container<'a> {
 pub fn duplicate_member(text: &str) -> Option<DuplicateMember> {
     let bytes = text.as_bytes();
     // No object with two members, no duplicate: most arguments are skipped at this test.
-    if memchr::memchr(b',', bytes).is_none() {
-        return None;
-    }
+    memchr::memchr(b',', bytes)?;
     let mut stack: Vec<Container<'_>> = Vec::with_capacity(ROOM);
     // The names of the objects on the stack, outermost first, each object's after its
     // container's `first` (compared one by one: no hashing, no copies while there are few).
