@@ -30,10 +30,21 @@ impl Reply {
         match self {
             Reply::Made(raw) => Cow::Borrowed(raw),
             Reply::Forwarded(response) => Cow::Borrowed(response.result_raw()),
-            Reply::Completed(response, inserts) => Cow::Owned(
-                RawValue::from_string(mcpclient::written_into(response.result_text(), inserts))
-                    .unwrap_or_else(|_| null_id().to_owned()),
-            ),
+            Reply::Completed(response, inserts) => {
+                match RawValue::from_string(mcpclient::written_into(
+                    response.result_text(),
+                    inserts,
+                )) {
+                    Ok(completed) => Cow::Owned(completed),
+                    // The places come from the parse of the result they go into, so this does
+                    // not happen; were it to, the server's result is kept as it came (nothing
+                    // lost, nothing made up) and the fault is told.
+                    Err(error) => {
+                        tracing::error!(%error, "texts written into a result made it unreadable; the result is passed on as the server sent it");
+                        Cow::Borrowed(response.result_raw())
+                    }
+                }
+            }
         }
     }
 }
@@ -94,4 +105,35 @@ pub(crate) fn response(id: &RawValue, answer: Answer) -> Frame {
 /// gateway goes on with it.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(text: &str) -> Response {
+        Response::from_frame(Frame::parse(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_completed_result_reads_with_its_texts_and_never_as_something_else() {
+        let result = r#"{"content":[],"_meta":{"a":1}}"#;
+        let answer = |inserts: Vec<(usize, String)>| {
+            let reply = Reply::Completed(
+                response(&format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#)),
+                inserts,
+            );
+            reply.raw().get().to_owned()
+        };
+        let close = result.len() - 1;
+        assert_eq!(
+            answer(vec![
+                (close - 1, ",\"b\":2".into()),
+                (close, ",\"resultType\":\"complete\"".into())
+            ]),
+            r#"{"content":[],"_meta":{"a":1,"b":2},"resultType":"complete"}"#
+        );
+        // Texts that would break the result: the server's result, as it came.
+        assert_eq!(answer(vec![(close, ",\"x\":".into())]), result);
+    }
 }
