@@ -528,15 +528,43 @@ async fn endpoint(
     State(front): State<Arc<Front>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     method: Method,
-    headers: HeaderMap,
+    request: axum::extract::Request,
+) -> Response {
+    // The request taken whole: its headers are not copied, and their map (sized for a
+    // client's requests) carries the answer's headers, which is the map hyper reads the
+    // connection's next request into (see `with_room_of`).
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let response = serve(&front, peer, method, &headers, body).await;
+    with_room_of(headers, response)
+}
+
+/// `response` with its headers moved into `room` (emptied first), a request's map: hyper
+/// keeps the map an answer's headers were in for the connection's next request, so that one
+/// sized for a request is read into without growing it (two allocations, one of a kilobyte or
+/// more, every request otherwise).
+fn with_room_of(mut room: HeaderMap, mut response: Response) -> Response {
+    if room.capacity() > response.headers().capacity() {
+        room.clear();
+        room.extend(response.headers_mut().drain());
+        *response.headers_mut() = room;
+    }
+    response
+}
+
+async fn serve(
+    front: &Arc<Front>,
+    peer: SocketAddr,
+    method: Method,
+    headers: &HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(refused) = front.admit(&headers) {
+    if let Err(refused) = front.admit(headers) {
         return refused.into_response();
     }
     // Who asks, worked out once: every session, parked call and quota below is bound to it.
     let principal = match &front.protection {
-        Some(protection) => match protection.admit(&headers).await {
+        Some(protection) => match protection.admit(headers).await {
             Ok(grant) => protection.principal(&grant),
             Err(refused) => return refused,
         },
@@ -557,7 +585,7 @@ async fn endpoint(
         )),
         _ => None,
     };
-    let sessionless = header_text(&headers, SESSION_HEADER).is_none();
+    let sessionless = header_text(headers, SESSION_HEADER).is_none();
     if sessionless && matches!(method, Method::GET | Method::DELETE) {
         // No session to stream or end: 2026-07-28 has neither (its streams are POSTs').
         return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response();
@@ -568,11 +596,11 @@ async fn endpoint(
     match method {
         Method::POST => {
             front
-                .post(peer.ip(), &principal, &headers, body, bad_version)
+                .post(peer.ip(), &principal, headers, body, bad_version)
                 .await
         }
-        Method::GET => front.get(peer.ip(), &principal, &headers),
-        Method::DELETE => front.delete(peer.ip(), &principal, &headers),
+        Method::GET => front.get(peer.ip(), &principal, headers),
+        Method::DELETE => front.delete(peer.ip(), &principal, headers),
         _ => (
             StatusCode::METHOD_NOT_ALLOWED,
             [(header::ALLOW, "GET, POST, DELETE")],
@@ -1057,6 +1085,50 @@ fn answered_ids(message: &Decoded) -> Result<(bool, Vec<String>), &'static str> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_keeps_every_header_in_the_room_of_the_request() {
+        let mut request = HeaderMap::new();
+        for n in 0..12 {
+            request.insert(
+                header::HeaderName::try_from(format!("x-request-{n}")).unwrap(),
+                HeaderValue::from_static("r"),
+            );
+        }
+        let room = request.capacity();
+        let mut answer = (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "application/json")],
+            "{}",
+        )
+            .into_response();
+        answer.headers_mut().append(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer a"),
+        );
+        answer.headers_mut().append(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer b"),
+        );
+        let before: Vec<(String, String)> = answer
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+            .collect();
+        let answer = with_room_of(request, answer);
+        let after: Vec<(String, String)> = answer
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+            .collect();
+        // The same headers, repeated ones in order, none of the request's; in the larger map.
+        assert_eq!(after, before);
+        assert_eq!(answer.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(answer.headers().capacity(), room);
+        // A request map smaller than the answer's is not taken.
+        let small = with_room_of(HeaderMap::new(), answer);
+        assert_eq!(small.headers().capacity(), room);
+    }
 
     #[test]
     fn each_address_is_its_own_principal_whatever_was_kept() {
