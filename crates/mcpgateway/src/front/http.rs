@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
@@ -123,8 +123,9 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Bytes of randomness in a session id.
 const SESSION_ID_BYTES: usize = 16;
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
+// Names made once: a lookup by `&str` parses and lowercases the name on every request.
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 mod connections;
 mod oauth;
@@ -630,12 +631,12 @@ async fn resource_metadata(State(front): State<Arc<Front>>) -> Response {
     }
 }
 
-fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+fn header_text(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
 fn accepts_sse(headers: &HeaderMap) -> bool {
-    header_text(headers, header::ACCEPT.as_str()).is_some_and(|a| a.contains("text/event-stream"))
+    header_text(headers, header::ACCEPT).is_some_and(|a| a.contains("text/event-stream"))
 }
 
 /// Whether `origin` is a page served from this machine: `http(s)://localhost`, `127.0.0.1` or
@@ -785,7 +786,7 @@ impl Front {
             }
         }
         if let Some(token) = &self.options.token {
-            let given = header_text(headers, header::AUTHORIZATION.as_str())
+            let given = header_text(headers, header::AUTHORIZATION)
                 .and_then(|a| a.strip_prefix("Bearer "))
                 .unwrap_or_default();
             if !bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
@@ -894,8 +895,8 @@ impl Front {
         bad_version: Option<Refusal>,
     ) -> Response {
         // Refused before the body is read: a declared length over the limit, an unknown session.
-        let declared = header_text(headers, header::CONTENT_LENGTH.as_str())
-            .and_then(|l| l.parse::<u64>().ok());
+        let declared =
+            header_text(headers, header::CONTENT_LENGTH).and_then(|l| l.parse::<u64>().ok());
         if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
             return too_large();
         }

@@ -69,7 +69,7 @@ impl Protection {
     /// What the request's token grants, or the refusal to answer with.
     pub(super) async fn admit(&self, headers: &HeaderMap) -> Result<Grant, Response> {
         let scopes = &self.auth().scopes;
-        let checked = match token_of(header_text(headers, header::AUTHORIZATION.as_str())) {
+        let checked = match token_of(header_text(headers, header::AUTHORIZATION)) {
             Ok(token) => self.verifier.check(token).await,
             Err(missing) => Err(missing),
         };

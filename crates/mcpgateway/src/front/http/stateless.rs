@@ -14,7 +14,7 @@
 use mcpclient::codes;
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::{IntoResponse, Response};
 use mcpclient::{Decoded, ErrorObject};
 use serde_json::value::RawValue;
@@ -27,8 +27,8 @@ use crate::protocol::modern::{self, MODERN_METHODS, PROTOCOL_VERSION};
 use crate::sessions::principal::Principal;
 use crate::sessions::session::Session;
 
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Ends a modern POST's connection-session when its response ends or is dropped (the client
 /// went away): what is still in flight for it stops.
@@ -178,7 +178,13 @@ fn check_headers(
 }
 
 /// Header `name` (`label` in messages) is there and says `body`.
-fn same(headers: &HeaderMap, id: &str, name: &str, label: &str, body: &str) -> Result<(), Refusal> {
+fn same(
+    headers: &HeaderMap,
+    id: &str,
+    name: HeaderName,
+    label: &str,
+    body: &str,
+) -> Result<(), Refusal> {
     match header_text(headers, name) {
         None => Err(mismatch(
             id,
