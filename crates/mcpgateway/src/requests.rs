@@ -44,13 +44,20 @@ const INPUT_MEMBERS: [&str; 2] = ["requestState", "inputResponses"];
 /// Refuses a legacy session's request carrying [`INPUT_MEMBERS`]: forwarded as written, they
 /// would reach a modern server as answers nobody checked, to a question it never asked this
 /// client.
-fn refuse_input_members(params: Option<&RawValue>) -> Result<(), ErrorObject> {
-    let Some(params) = params else { return Ok(()) };
-    // Most requests name neither: the text is looked at before anything is parsed.
-    if !INPUT_MEMBERS.iter().any(|m| params.get().contains(m)) {
-        return Ok(());
-    }
-    let members = members(Some(params))?;
+fn refuse_input_members(params: &Params) -> Result<(), ErrorObject> {
+    let read;
+    let members = match params {
+        Params::Text(None) => return Ok(()),
+        Params::Text(Some(text)) => {
+            // Most requests name neither: the text is looked at before anything is parsed.
+            if !INPUT_MEMBERS.iter().any(|m| text.get().contains(m)) {
+                return Ok(());
+            }
+            read = members(Some(text))?;
+            &read
+        }
+        Params::Members(members) => members,
+    };
     match INPUT_MEMBERS.iter().find(|m| members.get(m).is_some()) {
         Some(member) => Err(error(
             codes::INVALID_PARAMS,
@@ -137,13 +144,14 @@ impl Hub {
         method: &str,
         params: Params,
     ) -> Answer {
-        if method == "tools/call" && session.is_modern() {
+        if !session.is_modern() {
+            refuse_input_members(&params)?;
+        }
+        // A call takes the members (as the front read them, when it did); the rest the text.
+        if method == "tools/call" {
             return self.call_tool(session, id, params.into_members()?).await;
         }
         let params = params.into_text();
-        if !session.is_modern() {
-            refuse_input_members(params.as_deref())?;
-        }
         match method {
             "initialize" => {
                 let params: Value = params
@@ -152,10 +160,6 @@ impl Hub {
                 made(&self.initialize(session, &params).await)
             }
             "ping" => made(&json!({})),
-            "tools/call" => {
-                self.call_tool(session, id, members(params.as_deref())?)
-                    .await
-            }
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
                 self.settle().await;
                 let catalog = self.catalog();
