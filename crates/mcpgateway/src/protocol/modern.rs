@@ -371,8 +371,10 @@ fn insertions(method: &str, text: &str) -> Option<Vec<(usize, String)>> {
             add("ttlMs", &ttl);
         }
         if present.scope.is_none() {
-            // (A constant with nothing to escape.)
-            add("cacheScope", &format_args!("\"{CACHE_SCOPE}\""));
+            // As JSON text, written once (escaped, whatever the constant holds).
+            static SCOPE: std::sync::LazyLock<String> =
+                std::sync::LazyLock::new(|| Value::from(CACHE_SCOPE).to_string());
+            add("cacheScope", &SCOPE.as_str());
         }
     }
     let mut inserts = Vec::with_capacity(2);
