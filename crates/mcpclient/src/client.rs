@@ -592,6 +592,14 @@ impl Client {
         self.inner.connection.is_closed()
     }
 
+    /// Waits until the application has acted on every event the server sent before now (see
+    /// [`Connection::caught_up`]: an [`Event::Mark`] reaches the application's queue behind
+    /// them): a call's response overtakes the notifications sent before it. Bound it with a
+    /// timeout; an application that does not read its events never gets there.
+    pub async fn caught_up(&self) {
+        self.inner.connection.caught_up().await;
+    }
+
     /// Closes the connection and waits until it is closed (for stdio: the server stopped and
     /// reaped). Calls still waiting end with an error.
     pub async fn close(&self) {

@@ -81,7 +81,7 @@ pub use reach::{
     connect, connect_listing, expand, ConnectError, Connected, EntryError, Listing, Reach,
     ReachSink, ReachSource, ReachTransport, Spawn,
 };
-pub use rpc::{Connection, Event, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
+pub use rpc::{Connection, Event, Mark, Response, RpcError, MAX_QUEUED_EVENTS, MAX_QUEUED_FRAMES};
 pub use sse::{sse_events, SseError, SseEvent, MAX_SSE_EVENT_BYTES};
 pub use stdio::{
     StderrTail, StdioCommand, StdioSink, StdioSource, StdioTransport, MAX_STDERR_LINES, STOP_GRACE,

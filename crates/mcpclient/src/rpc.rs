@@ -62,6 +62,16 @@ pub enum Event {
     ToolsRelisted,
     /// The peer closed the connection; nothing more will arrive.
     Closed,
+    /// A place in the queue, put there by [`Connection::caught_up`] behind every event that
+    /// came before it: the application drops it once it has acted on those (by taking events
+    /// in order, dropping it when it comes).
+    Mark(Mark),
+}
+
+/// See [`Event::Mark`]: whoever waits on it learns it was reached when it is dropped.
+#[derive(Debug)]
+pub struct Mark {
+    _reached: oneshot::Sender<()>,
 }
 
 /// Why a call has no result.
@@ -200,6 +210,9 @@ pub struct Connection {
     closing: Arc<watch::Sender<bool>>,
     stopped: watch::Receiver<bool>,
     progress: Watchers,
+    /// The event queue, for [`Connection::caught_up`]'s mark (weak: the queue still ends when
+    /// the reader does).
+    events: mpsc::WeakSender<Event>,
 }
 
 impl Connection {
@@ -214,6 +227,7 @@ impl Connection {
         let (stopped_tx, stopped) = watch::channel(false);
         let (sink, source) = transport.split();
         let writer = tokio::spawn(write(sink, queue, events.clone(), closing.clone()));
+        let weak_events = events.downgrade();
         let reader = Reader {
             events,
             pending: pending.clone(),
@@ -236,6 +250,7 @@ impl Connection {
             closing,
             stopped,
             progress,
+            events: weak_events,
         };
         (connection, receiver)
     }
@@ -249,6 +264,26 @@ impl Connection {
 
     pub(crate) fn unwatch_progress(&self, token: &str) {
         lock_watchers(&self.progress).remove(token);
+    }
+
+    /// Waits until the application has acted on every event that arrived before now: a
+    /// [`Event::Mark`] goes into the queue behind them, and this returns when it is dropped
+    /// (at once when the connection has ended). A response overtakes the notifications the
+    /// peer sent before it (they wait in the queue); this puts them back in order. It waits as
+    /// long as the application takes to get there: bound it with a timeout.
+    pub async fn caught_up(&self) {
+        let Some(events) = self.events.upgrade() else {
+            return;
+        };
+        let (mark, reached) = oneshot::channel();
+        if events
+            .send(Event::Mark(Mark { _reached: mark }))
+            .await
+            .is_ok()
+        {
+            drop(events);
+            let _ = reached.await;
+        }
     }
 
     /// Closes the transport (for stdio: stops and reaps the child) and waits until it is

@@ -43,6 +43,15 @@ pub(crate) async fn serve<C: Served>(
             let _ = to_app.send(event).await;
             break;
         }
+        if matches!(event, Event::Mark(_)) {
+            // Behind what came before it, never dropped for want of room (that would tell
+            // its waiter too early), and never waited for here.
+            if let Err(mpsc::error::TrySendError::Full(mark)) = to_app.try_send(event) {
+                let to_app = to_app.clone();
+                tokio::spawn(async move { to_app.send(mark).await });
+            }
+            continue;
+        }
         let Some(inner) = client.upgrade() else { break };
         match &event {
             Event::Request { frame, during } => {

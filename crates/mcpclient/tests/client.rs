@@ -34,6 +34,16 @@ fn server(script: &str) -> StdioTransport {
     .unwrap()
 }
 
+/// The next event, waited for (bounded).
+async fn next_event(
+    events: &mut tokio::sync::mpsc::Receiver<mcpclient::Event>,
+) -> mcpclient::Event {
+    tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .expect("an event in time")
+        .expect("the queue is open")
+}
+
 /// Waits (bounded) until `path` has `n` lines, and returns them parsed.
 async fn lines(path: &Path, n: usize) -> Vec<Value> {
     for _ in 0..250 {
@@ -187,4 +197,41 @@ async fn a_malformed_requested_schema_is_refused_without_asking_the_user() {
         !asked.load(std::sync::atomic::Ordering::SeqCst),
         "the user was never asked"
     );
+}
+
+#[tokio::test]
+async fn caught_up_waits_for_the_notifications_a_response_overtook() {
+    // A notification, then the response: the response reaches its call at once, the
+    // notification goes through the event queue behind it.
+    let script = format!(
+        "read init; echo '{INIT_ANSWER}'; read initialized; read call; \
+         echo '{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"error\",\"data\":\"before\"}}}}'; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}'; read rest"
+    );
+    let (client, mut events) = Client::connect_with(server(&script), legacy())
+        .await
+        .unwrap();
+    client
+        .request("ping", None, mcpclient::CallOptions::default())
+        .await
+        .unwrap();
+    let client = std::sync::Arc::new(client);
+    let caught_up = tokio::spawn({
+        let client = client.clone();
+        async move { client.caught_up().await }
+    });
+    let first = next_event(&mut events).await;
+    assert!(
+        matches!(&first, mcpclient::Event::Notification(f) if f.text().contains("before")),
+        "{first:?}"
+    );
+    assert!(!caught_up.is_finished(), "done before the mark was reached");
+    let second = next_event(&mut events).await;
+    assert!(matches!(second, mcpclient::Event::Mark(_)), "{second:?}");
+    assert!(!caught_up.is_finished(), "done while the mark is held");
+    drop(second);
+    tokio::time::timeout(Duration::from_secs(10), caught_up)
+        .await
+        .expect("done once the mark is dropped")
+        .unwrap();
 }

@@ -24,7 +24,7 @@ use mcpclient::{
     Listing, Protocol, Reach, Spawn, StderrTail,
 };
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::options::UpstreamConfig;
 use crate::options::HEALTH_INTERVAL;
@@ -51,10 +51,6 @@ pub(crate) enum State {
 pub(crate) struct Running {
     pub(crate) client: Client,
     pub(crate) lists: Mutex<Lists>,
-    /// Asks the loop acting on this server's notifications to tell when it has acted on all
-    /// that arrived so far (see [`Running::caught_up`]).
-    flush: mpsc::UnboundedSender<oneshot::Sender<()>>,
-    flushes: Mutex<Option<mpsc::UnboundedReceiver<oneshot::Sender<()>>>>,
 }
 
 /// The longest a modern request's result waits for the log messages its server sent before
@@ -65,11 +61,10 @@ impl Running {
     /// Waits (at most [`CATCH_UP_WAIT`]) until what the server sent before now has been acted
     /// on: a response overtakes the notifications sent before it (they go through the event
     /// queue), and a request that asked for log messages gets them before its result.
+    /// The loop acting on them ([`watch_events`]) takes the client's events in order and
+    /// drops the [`Event::Mark`] when it reaches it.
     pub(crate) async fn caught_up(&self) {
-        let (done, acted) = oneshot::channel();
-        if self.flush.send(done).is_ok() {
-            let _ = tokio::time::timeout(CATCH_UP_WAIT, acted).await;
-        }
+        let _ = tokio::time::timeout(CATCH_UP_WAIT, self.client.caught_up()).await;
     }
 }
 
@@ -455,12 +450,9 @@ pub(crate) async fn start(
         Ok(lists) => lists,
         Err(_) => return Err(StartFailure::new(late(), stderr)),
     };
-    let (flush, flushes) = mpsc::unbounded_channel();
     let running = Running {
         client,
         lists: Mutex::new(lists),
-        flush,
-        flushes: Mutex::new(Some(flushes)),
     };
     Ok((running, events))
 }
@@ -519,25 +511,8 @@ async fn watch_events<S: Supervisor>(
     let http = matches!(upstream.config.transport, Reach::Http(_));
     let mut health = tokio::time::interval(HEALTH_INTERVAL);
     health.tick().await;
-    let mut flushes = running
-        .flushes
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take();
-    // Waiting for the queue to be acted on; bounded by the waiters' own timeouts.
-    let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
     loop {
-        if events.is_empty() {
-            for done in waiting.drain(..) {
-                let _ = done.send(());
-            }
-        }
         let event = tokio::select! {
-            Some(done) = next_flush(&mut flushes) => {
-                waiting.retain(|w| !w.is_closed());
-                waiting.push(done);
-                continue;
-            }
             event = events.recv() => match event {
                 Some(event) => event,
                 None => break,
@@ -605,19 +580,12 @@ async fn watch_events<S: Supervisor>(
                 );
             }
             Event::Closed => return "the connection closed".to_owned(),
+            // Everything before it was acted on: its waiter learns so as it is dropped.
+            Event::Mark(mark) => drop(mark),
             _ => {}
         }
     }
     "the gateway stopped".to_owned()
-}
-
-async fn next_flush(
-    flushes: &mut Option<mpsc::UnboundedReceiver<oneshot::Sender<()>>>,
-) -> Option<oneshot::Sender<()>> {
-    match flushes {
-        Some(flushes) => flushes.recv().await,
-        None => std::future::pending().await,
-    }
 }
 
 #[cfg(test)]

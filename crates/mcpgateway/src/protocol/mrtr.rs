@@ -55,20 +55,25 @@ pub const MAX_PARKED_PER_PRINCIPAL: usize = 32;
 const STATE_BYTES: usize = 16;
 
 impl Hub {
-    /// Starts modern request `id` that came on `parent`: a session of its own (of `parent`'s
-    /// principal) declaring what `meta` says, and its work (`method` with `params`, as they go
-    /// upstream) in a task.
+    /// Starts modern request `target.id` that came on `target.parent`: a session of its own
+    /// (of the parent's principal) declaring what `meta` says, and its work (`method` with
+    /// `params`, as they go upstream) in a task. Aimed at `target` before the work starts: a
+    /// server's first message may come before this returns.
     pub(crate) fn converse(
         self: &Arc<Self>,
-        parent: &Session,
+        target: Target,
         meta: &Meta,
-        id: &str,
         method: &str,
         params: Params,
         name: String,
     ) -> Conversation {
         let (asked, questions) = mpsc::unbounded_channel();
-        let relay = Arc::new(Mutex::new(None));
+        let (principal, started_in) = (
+            target.parent.principal().clone(),
+            target.parent.is_legacy().then_some(target.parent.serial),
+        );
+        let id = target.id.clone();
+        let relay = Arc::new(Mutex::new(Some(target)));
         let modern = Modern {
             log_level: meta.log_level,
             questions: asked,
@@ -76,23 +81,16 @@ impl Hub {
         };
         let session = Arc::new(Session::modern(
             Box::new(Relay(relay.clone())),
-            parent.principal().clone(),
+            principal,
             meta.capabilities.clone(),
             modern,
         ));
         self.registry.register(&session);
-        let _ = session.begin(id, None);
-        let (inner, for_task, id_owned, method_owned) = (
-            self.clone(),
-            session.clone(),
-            id.to_owned(),
-            method.to_owned(),
-        );
+        let _ = session.begin(&id, None);
+        let (inner, for_task, method_owned) = (self.clone(), session.clone(), method.to_owned());
         // Boxed as the gateway's request tasks are (see `Gateway::request`).
         let work = tokio::spawn(Box::pin(async move {
-            inner
-                .handle(&for_task, &id_owned, &method_owned, params)
-                .await
+            inner.handle(&for_task, &id, &method_owned, params).await
         }));
         let hub = Arc::downgrade(self);
         Conversation {
@@ -104,7 +102,7 @@ impl Hub {
             next_key: 0,
             method: method.to_owned(),
             name,
-            started_in: parent.is_legacy().then_some(parent.serial),
+            started_in,
             upstreams: self.upstreams.clone(),
             on_end: Some(Box::new(move |session: &Arc<Session>| {
                 if let Some(hub) = hub.upgrade() {
@@ -238,7 +236,10 @@ impl Hub {
         let mut call = match members.get_str("requestState") {
             Some(handle) => {
                 let mut call = self.unpark(&target.parent, &handle, method, &name)?;
+                // Aimed before the answers let its servers go on.
+                call.aim(Some(target));
                 if let Err(invalid) = call.resume(members.get("inputResponses")) {
+                    call.aim(None);
                     self.observe_refused_input(&call, &invalid);
                     // Kept for a corrected answer under the same requestState.
                     self.park(call, Some(handle))?;
@@ -251,10 +252,9 @@ impl Hub {
                     Some(_) => Params::Members(modern::upstream_members(members, meta_members)),
                     None => Params::Text(None),
                 };
-                self.converse(&target.parent, meta, &target.id, method, upstream, name)
+                self.converse(target, meta, method, upstream, name)
             }
         };
-        call.aim(Some(target));
         let outcome = call.drive(named.is_some()).await;
         call.aim(None);
         match outcome {
