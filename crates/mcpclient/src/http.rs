@@ -38,6 +38,7 @@ use tokio::task::JoinSet;
 use crate::auth::{
     AuthTarget, HttpAuth, Refusal, DPOP_HEADER, DPOP_NONCE_HEADER, MAX_AUTH_RETRIES,
 };
+use crate::endpoint::{shown_url, Endpoint};
 use crate::headers::{modern_headers, ToolHeaders};
 use crate::sse::{sse_events, SseError};
 use crate::{
@@ -116,7 +117,11 @@ impl std::fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("HttpConfig")
-            .field("url", &self.url)
+            .field(
+                "url",
+                &Url::parse(&self.url)
+                    .map_or_else(|_| "(does not parse)".to_owned(), |u| shown_url(&u)),
+            )
             .field("headers", &names)
             .field("auth", &self.auth.is_some())
             .finish()
@@ -142,6 +147,8 @@ pub struct HttpSource {
 struct Shared {
     client: reqwest::Client,
     url: Url,
+    /// What errors and logs show of `url`, and the secrets it and `headers` hold.
+    endpoint: Endpoint,
     headers: HeaderMap,
     session: Mutex<ServerSession>,
     /// Held while re-initializing, so that concurrent 404s start one new session, not many.
@@ -197,11 +204,12 @@ impl HttpTransport {
     /// [`TransportError::Config`] for a URL that is not `http(s)://`, or a malformed header.
     pub fn new(config: &HttpConfig) -> Result<HttpTransport, TransportError> {
         let url = Url::parse(&config.url)
-            .map_err(|e| TransportError::Config(format!("url `{}`: {e}", config.url)))?;
+            // Not the text itself: it may hold a credential.
+            .map_err(|e| TransportError::Config(format!("the url does not parse: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(TransportError::Config(format!(
                 "url `{}`: the scheme must be http or https",
-                config.url
+                shown_url(&url)
             )));
         }
         let mut headers = HeaderMap::new();
@@ -222,6 +230,7 @@ impl HttpTransport {
         let (incoming, receiver) = mpsc::channel(MAX_QUEUED_FRAMES);
         let shared = Arc::new(Shared {
             client,
+            endpoint: Endpoint::new(&url, &config.headers),
             url,
             headers,
             session: Mutex::default(),
@@ -517,10 +526,12 @@ impl Shared {
             Some(status) => format!("HTTP {status}: {message}"),
             None => message,
         };
+        // The server's words may echo what it was sent, and an HTTP library's the whole URL.
+        let message = self.endpoint.scrub(message);
         TransportError::Http {
             request_id,
             method,
-            url: self.url.to_string(),
+            url: self.endpoint.shown().to_owned(),
             status: status.map(|s| s.as_u16()),
             message,
         }
@@ -537,7 +548,7 @@ impl Shared {
             SendError::Http(e) => self.failure(request_id, method, None, e.to_string()),
             SendError::Auth(source) => TransportError::Auth {
                 request_id,
-                url: self.url.to_string(),
+                url: self.endpoint.shown().to_owned(),
                 source,
             },
         }
@@ -1080,7 +1091,7 @@ impl Shared {
             )
         };
         let initialize = initialize.ok_or_else(|| failed("no initialize to replay".to_owned()))?;
-        tracing::info!(url = %self.url, "the server forgot the session; initializing again");
+        tracing::info!(url = %self.endpoint.shown(), "the server forgot the session; initializing again");
         let mut replay = initialize.value().map_err(|e| failed(e.to_string()))?;
         let id = format!("mcpx-reinitialize-{}", generation + 1);
         replay["id"] = json!(id);

@@ -19,6 +19,7 @@ pub mod codes;
 mod coerced;
 mod discovery;
 mod elicitation;
+mod endpoint;
 mod frame;
 mod handlers;
 mod headers;
@@ -51,6 +52,7 @@ pub use codes::ErrorObject;
 pub use coerced::{mark_coerced, COERCED_META};
 pub use discovery::Discovery;
 pub use elicitation::MAX_ELICITATION_ATTEMPTS;
+pub use endpoint::{shown_url, MIN_SECRET_CHARS, REDACTED};
 pub use frame::{
     written_into, Frame, FrameError, Head, CHUNKS, MAX_FRAME_BYTES, MAX_FRAME_DEPTH, MAX_INSERTS,
 };

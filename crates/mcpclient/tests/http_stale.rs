@@ -148,20 +148,13 @@ async fn call(transport: &mut HttpTransport, id: u64) -> Result<Frame, Transport
         .expect("the transport is open")
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// The server closed the idle connection while the client's runtime was blocked: the next
 /// call does not go onto that connection, succeeds, and the server receives it exactly once.
 #[test]
 fn a_call_after_the_server_closed_the_idle_connection_is_received_once() {
     for how in [Close::Fin, Close::Reset] {
         let server = server(Then::CloseIdle(how));
-        runtime().block_on(async {
+        common::runtime().block_on(async {
             let mut transport = transport(&server.url);
             let first = call(&mut transport, 1).await.unwrap();
             assert_eq!(first.value().unwrap()["id"], 1);
@@ -185,7 +178,7 @@ fn a_call_after_the_server_closed_the_idle_connection_is_received_once() {
 #[test]
 fn a_request_the_server_received_is_never_sent_again() {
     let server = server(Then::DropAfterReading);
-    runtime().block_on(async {
+    common::runtime().block_on(async {
         let mut transport = transport(&server.url);
         call(&mut transport, 1).await.unwrap();
         match call(&mut transport, 2).await {

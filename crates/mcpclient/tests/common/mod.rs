@@ -1,12 +1,15 @@
 //! What the HTTP tests' loopback servers share.
 
+// Each test file that shares this module uses a part of it.
+#![allow(dead_code)]
+
 use std::io::Read;
 use std::net::TcpStream;
 
 use serde_json::Value;
 
 /// Largest request a test server reads.
-const MAX_REQUEST_BYTES: usize = 1 << 20;
+pub(crate) const MAX_REQUEST_BYTES: usize = 1 << 20;
 
 /// One request read from `stream`: its JSON-RPC body, or `None` at the end of the stream.
 pub(crate) fn read_request(stream: &mut TcpStream) -> Option<Value> {
@@ -30,4 +33,12 @@ pub(crate) fn read_request(stream: &mut TcpStream) -> Option<Value> {
             Ok(n) => got.extend_from_slice(&buf[..n]),
         }
     }
+}
+
+/// A current-thread runtime with its timers and I/O, for a test's client.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }

@@ -21,12 +21,9 @@ use super::Redactor;
 /// Audit lines waiting for the file at most; more are dropped (and counted), never waited for.
 pub const MAX_QUEUED_AUDIT_LINES: usize = 4096;
 
-/// What a secret is replaced with in an audit line.
-pub const REDACTED: &str = "[redacted]";
-
-/// Secrets shorter than this are not searched for: a one- or two-character value (`${DEBUG}`
-/// set to `1`) would blank every digit of every line and hide nothing worth hiding.
-pub const MIN_SECRET_CHARS: usize = 4;
+/// What a secret is replaced with in an audit line, and the shortest secret searched for: the
+/// same as in the errors of mcpclient's HTTP transport.
+pub use mcpclient::{MIN_SECRET_CHARS, REDACTED};
 
 /// Where the audit log goes and what it holds.
 #[derive(Debug, Clone, Default)]
