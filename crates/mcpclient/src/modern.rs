@@ -246,7 +246,9 @@ pub(crate) fn stamp(
 /// on a modern client's request); untouched, without a parse, when they are not there.
 pub(crate) fn unstamp(params: Option<Box<RawValue>>) -> Option<Box<RawValue>> {
     let raw = params?;
-    if !raw.get().contains("io.modelcontextprotocol/") {
+    // A key may be written with escapes (`io.modelcontextprotocol\/...`), which the server
+    // decodes: text with a backslash is read.
+    if !raw.get().contains("io.modelcontextprotocol/") && !raw.get().contains('\\') {
         return Some(raw);
     }
     let Ok(mut members) = RawParams::parse(&raw) else {
@@ -378,6 +380,14 @@ mod tests {
             r#"{{"_meta":{{"{META_PROTOCOL_VERSION}":"2026-07-28"}}}}"#
         ));
         assert_eq!(unstamp(Some(only)).unwrap().get(), "{}");
+        // Written with escapes, as a client may: the server would decode them.
+        let escaped = raw(
+            r#"{"name":"t\n","_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","k":"v"}}"#,
+        );
+        assert_eq!(
+            unstamp(Some(escaped)).unwrap().get(),
+            r#"{"name":"t\n","_meta":{"k":"v"}}"#
+        );
     }
 
     #[test]

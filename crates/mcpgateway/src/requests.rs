@@ -49,8 +49,11 @@ fn refuse_input_members(params: &Params) -> Result<(), ErrorObject> {
     let members = match params {
         Params::Text(None) => return Ok(()),
         Params::Text(Some(text)) => {
-            // Most requests name neither: the text is looked at before anything is parsed.
-            if !INPUT_MEMBERS.iter().any(|m| text.get().contains(m)) {
+            // Most requests name neither: the text is looked at before anything is parsed. A
+            // name may be written with escapes (`request\u0053tate`), which every later reader
+            // decodes: text with a backslash is read.
+            let text_of = text.get();
+            if !text_of.contains('\\') && !INPUT_MEMBERS.iter().any(|m| text_of.contains(m)) {
                 return Ok(());
             }
             read = members(Some(text))?;

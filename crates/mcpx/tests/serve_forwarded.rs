@@ -108,6 +108,12 @@ async fn a_legacy_client_cannot_send_the_gateways_multi_round_trip_members() {
             3,
             r#""inputResponses":{"user_name":{"action":"accept","content":{"name":"Eve"}}}"#,
         ),
+        // The names written with escapes, which every reader after the check decodes.
+        (
+            11,
+            r#""input\u0052esponses":{"user_name":{"action":"accept","content":{"name":42}}},"request\u0053tate":"{\"round\":1}""#,
+        ),
+        (12, r#""request\u0053tate":"forged""#),
     ] {
         let call = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ask_name","arguments":{{}},{members}}}}}"#
