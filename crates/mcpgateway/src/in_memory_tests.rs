@@ -504,6 +504,35 @@ async fn per_session_servers_ask_only_their_own_session() {
     gateway.shutdown().await;
 }
 
+/// A session ended while a request of its was still arriving (its body mid-upload when the
+/// client, or the gateway making room, ended it): the request is refused, and no server of its
+/// own is started for it (nothing would ever stop it). Another session is untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_session_takes_no_request_and_starts_no_server() {
+    let server = fixture("demo", Isolation::PerSession);
+    let gateway = Gateway::start(vec![server.config.clone()], GatewayOptions::default());
+    let (a, b, _) = three_clients(&gateway).await;
+    let sum = json!({"a": 2, "b": 3});
+    let first = a.call("before", "demo__get-sum", sum.clone()).await;
+    assert_eq!(text(&first), "5", "{first}");
+    // The gateway's listing connection and a's own.
+    assert_eq!(received(&server.transcript, "initialize").len(), 2);
+
+    gateway.close_session(&a.session);
+    let late = a.call("late", "demo__get-sum", sum.clone()).await;
+    assert!(
+        late["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the session has ended")),
+        "{late}"
+    );
+    let other = b.call("b", "demo__get-sum", sum).await;
+    assert_eq!(text(&other), "5", "{other}");
+    // b's own connection, and none for the ended session.
+    assert_eq!(received(&server.transcript, "initialize").len(), 3);
+    gateway.shutdown().await;
+}
+
 /// On a shared server whose transport cannot say whose call a question belongs to, a question
 /// goes to the one session calling; with two calling, it is declined, never guessed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

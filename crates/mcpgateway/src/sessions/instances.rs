@@ -32,6 +32,8 @@ pub(crate) enum Full {
     All(usize),
     /// This client's sessions run their most.
     Client(usize),
+    /// The session ended.
+    Ended,
 }
 
 fn key(session: &Arc<Session>, index: usize) -> Key {
@@ -50,6 +52,11 @@ impl Instances {
         per_client: usize,
     ) -> Result<Cell, Full> {
         let mut instances = lock(&self.0);
+        // Read under the lock [`Instances::take`] takes a closed session's connections under:
+        // one made before is taken, none is made after.
+        if session.is_closed() {
+            return Err(Full::Ended);
+        }
         if let Some(entry) = instances.get(&key(session, index)) {
             return Ok(entry.cell.clone());
         }

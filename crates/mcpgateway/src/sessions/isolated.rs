@@ -61,6 +61,14 @@ impl Hub {
                     return Err(error);
                 }
             };
+            // The session ended while it started (and its connections were taken before this
+            // one was in them): closed, not left running for nobody.
+            if session.is_closed() {
+                let owner = Arc::as_ptr(session) as usize;
+                self.instances.forget((owner, index), &running);
+                running.client.close().await;
+                return Err(self.refused_instance(index, Full::Ended));
+            }
             // One that closed as soon as it started is the request's failure, not a reason to
             // start another.
             if !running.client.is_closed() || replaced {
@@ -75,11 +83,14 @@ impl Hub {
 
     /// The error for a per-session connection to server `index` refused for `full` (counted).
     fn refused_instance(&self, index: usize, full: Full) -> ErrorObject {
-        self.options
-            .observe
-            .limited(crate::observe::Limit::SessionServers);
         let name = self.upstreams[index].name();
         let why = match full {
+            Full::Ended => {
+                return error(
+                    codes::INTERNAL_ERROR,
+                    format!("server '{name}' is started per session, and this session has ended"),
+                );
+            }
             Full::All(n) => {
                 format!("the gateway runs {n} per-session server connections, its most")
             }
@@ -87,6 +98,9 @@ impl Hub {
                 format!("this client's sessions run {n} per-session server connections, their most")
             }
         };
+        self.options
+            .observe
+            .limited(crate::observe::Limit::SessionServers);
         error(
             codes::INTERNAL_ERROR,
             format!("server '{name}' is started per session, and {why}; end a session or try again later"),

@@ -5,7 +5,7 @@
 
 use mcpclient::codes;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -80,6 +80,9 @@ pub struct Session {
     asked: Mutex<HashMap<String, oneshot::Sender<Frame>>>,
     next_id: AtomicU64,
     next_seq: AtomicU64,
+    /// The session ended ([`Session::close`]): it takes no request and starts no server, even
+    /// one whose body was still arriving when it ended.
+    closed: AtomicBool,
     /// The resources this session subscribed to: (server, URI).
     subscriptions: Mutex<HashSet<(usize, String)>>,
     /// The log level it asked for (an index into [`LOG_LEVELS`]).
@@ -132,6 +135,7 @@ impl Session {
             asked: Mutex::default(),
             next_id: AtomicU64::new(1),
             next_seq: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
             subscriptions: Mutex::default(),
             log_level: Mutex::default(),
             modern: None,
@@ -339,6 +343,10 @@ impl Session {
     /// is checked.
     pub(crate) fn begin(&self, id: &str, reply: Option<Arc<dyn Outbox>>) -> Result<(), String> {
         let mut in_flight = lock(&self.in_flight);
+        // Read under the lock [`Session::close`] drains under: a request is refused, or drained.
+        if self.is_closed() {
+            return Err("the session has ended".to_owned());
+        }
         if in_flight.contains_key(id) {
             return Err(format!("a request with id {id} is in flight already"));
         }
@@ -548,9 +556,17 @@ impl Session {
         lock(&self.asked).clear();
     }
 
-    /// Ends everything the session has in flight (its client went away).
+    /// Whether the session ended ([`Session::close`]).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Ends everything the session has in flight (its client went away); from now on it takes
+    /// no request ([`Session::begin`]) and starts no server of its own.
     pub(crate) fn close(&self) {
-        for (_, call) in lock(&self.in_flight).drain() {
+        let mut in_flight = lock(&self.in_flight);
+        self.closed.store(true, Ordering::SeqCst);
+        for (_, call) in in_flight.drain() {
             if let Some(abort) = call.abort {
                 abort.abort();
             }
