@@ -27,6 +27,7 @@ use crate::gateway::Hub;
 use crate::options::InvalidArguments;
 use crate::options::MAX_RESENDS;
 use crate::policy::catalog::Route;
+use crate::sessions::principal::Principal;
 use crate::sessions::session::Session;
 use crate::sessions::session::{level_index, LOG_LEVELS};
 use crate::upstream::{Running, State};
@@ -68,6 +69,29 @@ fn refuse_input_members(params: &Params) -> Result<(), ErrorObject> {
         )),
         None => Ok(()),
     }
+}
+
+/// Whose a shared server's log line can be, of `sessions`: the principal of every session
+/// calling server `upstream`, or, when none is, of every initialized session; `None` when they
+/// are two or more (or there is no session).
+fn log_owner(sessions: &[Arc<Session>], upstream: usize) -> Option<Principal> {
+    let calling: Vec<&Arc<Session>> = sessions
+        .iter()
+        .filter(|s| s.newest_call_to(upstream).is_some())
+        .collect();
+    let candidates: Vec<&Arc<Session>> = if calling.is_empty() {
+        sessions
+            .iter()
+            .filter(|s| s.protocol_version().is_some())
+            .collect()
+    } else {
+        calling
+    };
+    let (first, rest) = candidates.split_first()?;
+    let owner = first.principal();
+    rest.iter()
+        .all(|s| s.principal().is(owner))
+        .then(|| owner.clone())
 }
 
 /// A request's `params` as they reach [`Hub::handle`]: the text a client sent, or its members
@@ -784,6 +808,12 @@ impl Hub {
     /// level that session chose). A modern request gets it on its own stream when its `_meta`
     /// asked for a level the message meets, and when it is the only one calling that server
     /// (a server's log line names no call: with several calling it is nobody's for sure).
+    ///
+    /// A log line may tell what a call did (a file it read, a query it ran), and it names
+    /// neither call nor client: it reaches only sessions of the one principal it can be
+    /// [`log_owner`] of; with two principals in question it is nobody's for sure, and reaches
+    /// no client. With one principal (the stdio front, a static token, a single user) nothing
+    /// is held back.
     pub(crate) fn deliver_log(&self, upstream: usize, frame: &Frame) {
         let level = frame
             .value()
@@ -795,6 +825,9 @@ impl Hub {
             })
             .unwrap_or(0);
         let sessions = self.registry.sessions();
+        let Some(owner) = log_owner(&sessions, upstream) else {
+            return;
+        };
         let anyone_chose = sessions.iter().any(|s| s.log_level().is_some());
         let default = if anyone_chose {
             level_index(DEFAULT_LEVEL).unwrap_or(0)
@@ -809,8 +842,8 @@ impl Hub {
                 only.send(frame.clone(), None);
             }
         }
-        for session in sessions {
-            if session.protocol_version().is_none() {
+        for session in &sessions {
+            if session.protocol_version().is_none() || !session.principal().is(&owner) {
                 continue;
             }
             if level >= session.log_level().unwrap_or(default) {

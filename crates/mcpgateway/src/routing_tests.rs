@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::gateway::Gateway;
 use crate::options::GatewayOptions;
+use crate::sessions::principal::Principal;
 use crate::sessions::registry::NoAsker;
 use crate::sessions::session::Session;
 use crate::testing::Kept;
@@ -25,13 +26,22 @@ impl Kept {
 
 /// A gateway with no servers, and sessions declaring `capabilities`, initialized.
 fn gateway_with(sessions: &[Value]) -> (Gateway, Vec<(Arc<Session>, Kept)>) {
+    let principals: Vec<(Principal, Value)> = sessions
+        .iter()
+        .map(|capabilities| (Principal::local(), capabilities.clone()))
+        .collect();
+    gateway_of(&principals)
+}
+
+/// A gateway with no servers, and sessions of each principal declaring its capabilities,
+/// initialized.
+fn gateway_of(sessions: &[(Principal, Value)]) -> (Gateway, Vec<(Arc<Session>, Kept)>) {
     let gateway = Gateway::start(Vec::new(), GatewayOptions::default());
     let sessions = sessions
         .iter()
-        .map(|capabilities| {
+        .map(|(principal, capabilities)| {
             let kept = Kept::default();
-            let session =
-                gateway.open_session(kept.clone(), crate::sessions::principal::Principal::local());
+            let session = gateway.open_session(kept.clone(), principal.clone());
             session.initialized("2025-11-25", capabilities.clone());
             (session, kept)
         })
@@ -148,4 +158,43 @@ async fn the_servers_log_level_follows_the_sessions_that_remain() {
     gateway.close_session(&sessions[0].0);
     gateway.hub.release(Vec::new()).await;
     assert_eq!(*gateway.hub.applied_level.lock().unwrap(), Some(4));
+}
+
+/// A shared server's log line names no call and no client: with two principals, it reaches the
+/// sessions of the one principal calling that server (both of its sessions), never the other's;
+/// with both calling, or neither calling, it is nobody's for sure and reaches no client.
+#[tokio::test]
+async fn a_log_line_reaches_only_the_principal_it_can_belong_to() {
+    let alice = Principal::anonymous([10, 0, 0, 1].into());
+    let bob = Principal::anonymous([10, 0, 0, 2].into());
+    let (gateway, sessions) = gateway_of(&[
+        (alice.clone(), json!({})),
+        (alice, json!({})),
+        (bob, json!({})),
+    ]);
+    let line = Frame::from_value(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "read /home/alice/notes.txt"}}));
+    let logs = || -> Vec<usize> { sessions.iter().map(|(_, k)| k.methods().len()).collect() };
+
+    // Nobody calling, two principals: nobody's.
+    gateway.hub.deliver_log(0, &line);
+    assert_eq!(logs(), [0, 0, 0]);
+    // Alice calling (from her first session): both of hers get it, Bob does not.
+    calling(&sessions[0].0, "1");
+    gateway.hub.deliver_log(0, &line);
+    assert_eq!(logs(), [1, 1, 0]);
+    // Bob calling as well: nobody's for sure.
+    calling(&sessions[2].0, "1");
+    gateway.hub.deliver_log(0, &line);
+    assert_eq!(logs(), [1, 1, 0]);
+    // A call to another server makes nobody the owner of this one's lines.
+    let (gateway, sessions) = gateway_of(&[
+        (Principal::anonymous([10, 0, 0, 1].into()), json!({})),
+        (Principal::anonymous([10, 0, 0, 2].into()), json!({})),
+    ]);
+    sessions[1].0.begin("9", None).unwrap();
+    sessions[1].0.calls("9", 1, None);
+    gateway.hub.deliver_log(0, &line);
+    let counts: Vec<usize> = sessions.iter().map(|(_, k)| k.methods().len()).collect();
+    assert_eq!(counts, [0, 0]);
 }
