@@ -473,7 +473,7 @@ pub fn parse(
             .map(|audit| mcpgateway::AuditOptions {
                 file: audit["file"].as_str().unwrap_or_default().into(),
                 arguments: audit.get("arguments").and_then(Value::as_bool) == Some(true),
-                secrets: secrets.clone(),
+                redactor: mcpgateway::Redactor::new(secrets.clone()),
             }),
         traces: section
             .and_then(|g| g.pointer("/traces/endpoint"))

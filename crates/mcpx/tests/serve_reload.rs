@@ -328,3 +328,40 @@ async fn watch_refuses_a_broken_file_and_takes_the_mended_one() {
         "{log}"
     );
 }
+
+/// A reloaded config's secrets are kept out of the log as the first config's are: a server
+/// added by the reload, whose argument holds `${RELOAD_KEY}`, fails to start and its stderr
+/// (quoting the argument) is logged with the key's value replaced.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reloaded_configs_secrets_never_reach_the_log() {
+    const KEY: &str = "sk_reload_secret_42";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let config = d.join("mcpx.json");
+    write_config(&config, &[("demo", demo(d, "demo.jsonl", ""))]);
+    let config_text = config.display().to_string();
+    let args = [
+        "--config",
+        &config_text,
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--watch",
+    ];
+    let gateway = HttpPeer::start(MCPX, &args, &[("RELOAD_KEY", KEY)], "/mcp").await;
+    // A subcommand mcpx does not have: it says so on stderr, naming it, and exits.
+    let failing =
+        format!(r#"{{"command": "{MCPX}", "args": ["no-such-command-${{RELOAD_KEY}}"]}}"#);
+    write_config(
+        &config,
+        &[("demo", demo(d, "demo.jsonl", "")), ("failing", failing)],
+    );
+    let told = |log: &str| log.contains("no-such-command-[redacted]");
+    assert!(
+        within(RELOAD_WAIT, || told(&gateway.log())).await,
+        "{}",
+        gateway.log()
+    );
+    let log = gateway.log();
+    assert!(!log.contains(KEY), "{log}");
+}

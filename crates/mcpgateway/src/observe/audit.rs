@@ -32,9 +32,10 @@ pub struct AuditOptions {
     pub file: PathBuf,
     /// Whether each call's arguments are written (`gateway.audit.arguments`); off by default.
     pub arguments: bool,
-    /// Text that must never appear in a line (the values of `${VAR}` in the config, the
-    /// bearer token): replaced by [`REDACTED`].
-    pub secrets: Vec<String>,
+    /// What keeps the text that must never appear in a line (the values of `${VAR}` in the
+    /// config, the bearer token) out: replaced by [`REDACTED`]. Shared with the log on stderr,
+    /// so that a reloaded config's secrets are kept out of both.
+    pub redactor: Redactor,
 }
 
 /// One verdict.
@@ -90,7 +91,7 @@ impl Audit {
             lines,
             pending,
             arguments: options.arguments,
-            redactor: Redactor::new(options.secrets.iter().cloned()),
+            redactor: options.redactor.clone(),
         })
     }
 
@@ -192,7 +193,7 @@ mod tests {
         let options = AuditOptions {
             file: dir.path().join("audit.jsonl"),
             arguments: true,
-            secrets: vec!["s3cr\"et-value".into(), "x".into()],
+            redactor: Redactor::new(["s3cr\"et-value".into(), "x".into()]),
         };
         let audit = Audit::open(&options).unwrap();
         let lines = vec!["$.token: got \"s3cr\\\"et-value\", want integer".to_owned()];
@@ -225,7 +226,7 @@ mod tests {
         let options = AuditOptions {
             file: dir.path().join("audit.jsonl"),
             arguments: true,
-            secrets: vec!["sk-live-12345".into()],
+            redactor: Redactor::new(["sk-live-12345".to_owned()]),
         };
         let audit = Audit::open(&options).unwrap();
         let lines = vec![r#"$.key: got "sk-live-12345", want integer"#.to_owned()];

@@ -11,7 +11,7 @@
 //! JSON where it was.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use super::audit::{MIN_SECRET_CHARS, REDACTED};
 
@@ -19,17 +19,18 @@ use super::audit::{MIN_SECRET_CHARS, REDACTED};
 /// of that (a frame logged inside a JSON log line).
 pub const MAX_ESCAPE_LEVELS: usize = 3;
 
-/// The secrets to keep out of text; cheap to clone.
+/// The secrets to keep out of text; cheap to clone. Its clones share the secrets: those
+/// [`Redactor::add`]ed later (a reloaded config's) are kept out by every clone from then on.
 #[derive(Clone, Default)]
 pub struct Redactor {
     /// Longest first, so that a secret holding another is replaced whole.
-    secrets: Arc<[String]>,
+    secrets: Arc<RwLock<Arc<[String]>>>,
 }
 
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Redactor")
-            .field("secrets", &self.secrets.len())
+            .field("secrets", &self.current().len())
             .finish()
     }
 }
@@ -54,27 +55,44 @@ impl Redactor {
     /// Keeps `secrets` out of text; those shorter than [`MIN_SECRET_CHARS`] are not searched for
     /// (a `${DEBUG}` of `1` would blank every digit).
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
-        let mut secrets: Vec<String> = secrets
-            .into_iter()
-            .filter(|s| s.chars().count() >= MIN_SECRET_CHARS)
-            .collect();
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        Redactor {
-            secrets: secrets.into(),
-        }
+        let redactor = Redactor::default();
+        redactor.add(secrets);
+        redactor
+    }
+
+    /// Keeps `more` out as well, in this redactor and every clone of it (a secret once kept out
+    /// stays out: a line about a server removed by a reload still names its old secret).
+    pub fn add(&self, more: impl IntoIterator<Item = String>) {
+        let mut secrets = self.secrets.write().unwrap_or_else(|p| p.into_inner());
+        let mut all: Vec<String> = secrets.iter().cloned().collect();
+        all.extend(
+            more.into_iter()
+                .filter(|s| s.chars().count() >= MIN_SECRET_CHARS),
+        );
+        // Longest first; by value within a length, so that equal ones are adjacent.
+        all.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        all.dedup();
+        *secrets = all.into();
+    }
+
+    /// The secrets now, longest first.
+    fn current(&self) -> Arc<[String]> {
+        self.secrets
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Whether there is nothing to keep out.
     pub fn is_empty(&self) -> bool {
-        self.secrets.is_empty()
+        self.current().is_empty()
     }
 
     /// `value` with every secret replaced in its strings and member names (decoded already
     /// by the parse; escapes written inside them are read through as in [`Redactor::redact`]).
     pub fn redact_value(&self, value: &mut serde_json::Value) {
         use serde_json::Value;
-        if self.secrets.is_empty() {
+        if self.is_empty() {
             return;
         }
         let mut stack = vec![value];
@@ -108,17 +126,18 @@ impl Redactor {
 
     /// `text` with every secret replaced by [`REDACTED`], however it is spelt.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        if self.secrets.is_empty() || u32::try_from(text.len()).is_err() {
+        let secrets = self.current();
+        if secrets.is_empty() || u32::try_from(text.len()).is_err() {
             // Past 4 GiB no text is made here; nothing that long is logged.
             return Cow::Borrowed(text);
         }
         // Most text has no escape: the secrets are searched for as they are.
         if !text.contains('\\') {
-            if !self.secrets.iter().any(|s| text.contains(s.as_str())) {
+            if !secrets.iter().any(|s| text.contains(s.as_str())) {
                 return Cow::Borrowed(text);
             }
             let mut out = text.to_owned();
-            for secret in self.secrets.iter() {
+            for secret in secrets.iter() {
                 out = out.replace(secret.as_str(), REDACTED);
             }
             return Cow::Owned(out);
@@ -128,7 +147,7 @@ impl Redactor {
         for level in 0..=MAX_ESCAPE_LEVELS {
             let next =
                 (level < MAX_ESCAPE_LEVELS && view.text.contains('\\')).then(|| view.decoded());
-            self.find(&view, next.as_ref(), &mut ranges);
+            Redactor::find(&secrets, &view, next.as_ref(), &mut ranges);
             match next {
                 Some(next) => view = next,
                 None => break,
@@ -158,8 +177,13 @@ impl Redactor {
     /// (`next`), a range is widened to whole characters of that reading: a secret found letter
     /// for letter from the middle of an escape (`n` of `\\n`, a quote after a backslash) takes
     /// the whole escape with it, so that no half escape is left behind.
-    fn find(&self, view: &View, next: Option<&View>, ranges: &mut Vec<(usize, usize)>) {
-        for secret in self.secrets.iter() {
+    fn find(
+        secrets: &[String],
+        view: &View,
+        next: Option<&View>,
+        ranges: &mut Vec<(usize, usize)>,
+    ) {
+        for secret in secrets {
             for (start, found) in view.text.match_indices(secret.as_str()) {
                 let end = start + found.len();
                 let first = view.origins.partition_point(|o| (o.at as usize) < start);
@@ -284,6 +308,23 @@ mod tests {
 
     fn redactor() -> Redactor {
         Redactor::new([SECRET.to_owned(), "x".to_owned()])
+    }
+
+    #[test]
+    fn a_secret_added_later_is_kept_out_by_every_clone() {
+        let first = redactor();
+        let clone = first.clone();
+        assert_eq!(
+            clone.redact("new-key-678 and sk-live-12345"),
+            "new-key-678 and [redacted]"
+        );
+        first.add(["new-key-678".to_owned(), "ab".to_owned(), SECRET.to_owned()]);
+        assert_eq!(
+            clone.redact("new-key-678 and sk-live-12345"),
+            "[redacted] and [redacted]"
+        );
+        // Too short to search for, and no duplicate kept.
+        assert_eq!(format!("{clone:?}"), "Redactor { secrets: 2 }");
     }
 
     #[test]

@@ -88,7 +88,13 @@ fn fresh(
 
 /// Reloads the config at `path` on each SIGHUP and, when `watch`, each change of the file,
 /// until the gateway stops (the caller drops this future).
-pub(crate) async fn reloads(gateway: Gateway, path: PathBuf, mut applied: Applied, watch: bool) {
+pub(crate) async fn reloads(
+    gateway: Gateway,
+    path: PathBuf,
+    mut applied: Applied,
+    watch: bool,
+    redactor: mcpgateway::Redactor,
+) {
     let mut hangups = platform::Hangups::listen();
     let mut seen = stamp(&path);
     let mut poll = tokio::time::interval(WATCH_INTERVAL);
@@ -104,7 +110,7 @@ pub(crate) async fn reloads(gateway: Gateway, path: PathBuf, mut applied: Applie
                 tracing::info!("the config file changed: reloading it");
             }
         }
-        applied = reload(&gateway, &path, applied);
+        applied = reload(&gateway, &path, applied, &redactor);
     }
 }
 
@@ -119,9 +125,16 @@ fn stamp(path: &Path) -> Option<(u64, SystemTime, FileId)> {
     ))
 }
 
-/// Reads and applies the config at `path`; on a mistake, logs it and keeps `applied`.
-fn reload(gateway: &Gateway, path: &Path, applied: Applied) -> Applied {
+/// Reads and applies the config at `path`; on a mistake, logs it and keeps `applied`. Its
+/// secrets (the values of its `${VAR}`s) are kept out of the logs before anything of it runs.
+fn reload(
+    gateway: &Gateway,
+    path: &Path,
+    applied: Applied,
+    redactor: &mcpgateway::Redactor,
+) -> Applied {
     let next = Config::load(Some(path)).and_then(|config| {
+        redactor.add(config.secrets());
         let next = applied.next(&config)?;
         Ok((next, config.gateway))
     });

@@ -47,7 +47,11 @@ fn secrets(config: &Config, serve: &Serve) -> Vec<String> {
 /// The metrics, the audit log (`gateway.audit`, or `--audit FILE`) and the traces
 /// (`gateway.traces`) as configured. The audit log never shows a secret ([`secrets`]), in any
 /// spelling.
-fn observe(config: &Config, serve: &Serve) -> anyhow::Result<mcpgateway::Observe> {
+fn observe(
+    config: &Config,
+    serve: &Serve,
+    redactor: &mcpgateway::Redactor,
+) -> anyhow::Result<mcpgateway::Observe> {
     let mut audit = config.gateway.audit.clone();
     if let Some(file) = &serve.audit {
         audit
@@ -56,7 +60,7 @@ fn observe(config: &Config, serve: &Serve) -> anyhow::Result<mcpgateway::Observe
             .clone_from(file);
     }
     if let Some(audit) = &mut audit {
-        audit.secrets = secrets(config, serve);
+        audit.redactor = redactor.clone();
     }
     Ok(mcpgateway::Observe::new(
         audit.as_ref(),
@@ -141,8 +145,10 @@ fn http_workers() -> usize {
 
 pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
     let log = log_to_stderr(serve.log);
-    log.redact_with(mcpgateway::Redactor::new(secrets(config, &serve)));
-    let observe = observe(config, &serve)?;
+    // One redactor for the log and the audit log: a reload adds its config's secrets to both.
+    let redactor = mcpgateway::Redactor::new(secrets(config, &serve));
+    log.redact_with(redactor.clone());
+    let observe = observe(config, &serve, &redactor)?;
     log.count_drops_in(&observe);
     platform::raise_open_files();
     // The stdio front has one client: one thread for the async work, since handing each frame
@@ -192,6 +198,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             config.path.clone(),
             applied,
             serve.watch,
+            redactor,
         ));
         let stop = Stop::new();
         let signals = tokio::spawn(watch_signals(stop.clone()));
