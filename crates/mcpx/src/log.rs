@@ -5,7 +5,8 @@
 //! `EnvFilter`, e.g. `debug` or `mcpclient=trace`) overrides both. Standard output never
 //! carries the log: it is the command's answer, or the protocol on `serve`'s stdio front.
 
-use std::sync::Mutex;
+use std::borrow::Cow;
+use std::sync::{LazyLock, Mutex};
 
 use indicatif::MultiProgress;
 use tracing_subscriber::filter::LevelFilter;
@@ -102,6 +103,22 @@ pub(crate) fn commands_to_stderr(verbosity: Verbosity) {
         .try_init();
 }
 
+/// The secrets of the config a command loaded (the values of its `${VAR}`s, its `auth`
+/// section's): kept out of the command's log lines, its error and its server report, in every
+/// spelling ([`mcpgateway::Redactor`]). A server that fails may quote them (its arguments, its
+/// environment) on its stderr, which mcpx shows.
+static SECRETS: LazyLock<mcpgateway::Redactor> = LazyLock::new(mcpgateway::Redactor::default);
+
+/// Keeps `secrets` out of what the command writes from now on.
+pub(crate) fn keep_out(secrets: Vec<String>) {
+    SECRETS.add(secrets);
+}
+
+/// `text` as the command may show it: without a secret of its config.
+pub(crate) fn shown(text: &str) -> Cow<'_, str> {
+    SECRETS.redact(text)
+}
+
 /// The status lines being drawn on the terminal while servers start ([`crate::fleet`]): a log
 /// line is written while they are cleared, so that neither garbles the other.
 static STATUS_LINES: Mutex<Option<MultiProgress>> = Mutex::new(None);
@@ -128,9 +145,11 @@ impl std::io::Write for Line {
 impl Drop for Line {
     fn drop(&mut self) {
         use std::io::Write;
+        let text = String::from_utf8_lossy(&self.0);
+        let text = shown(&text);
         let write = || {
             // Nowhere left to say that standard error is gone.
-            let _ = std::io::stderr().write_all(&self.0);
+            let _ = std::io::stderr().write_all(text.as_bytes());
         };
         let drawing = STATUS_LINES
             .lock()

@@ -42,7 +42,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("{}: {err:#}", output::style::error("mcpx"));
+            let text = format!("{err:#}");
+            eprintln!("{}: {}", output::style::error("mcpx"), log::shown(&text));
             ExitCode::from(cli::EXIT_TROUBLE)
         }
     }
@@ -50,7 +51,11 @@ fn main() -> ExitCode {
 
 fn run(raw: cli::Cli) -> anyhow::Result<ExitCode> {
     use cli::Command;
-    let config = || config::Config::load(raw.config.as_deref());
+    let config = || -> anyhow::Result<config::Config> {
+        let config = config::Config::load(raw.config.as_deref())?;
+        log::keep_out(config.secrets());
+        Ok(config)
+    };
     login::allow_login_anywhere(raw.login);
     let verbosity = log::Verbosity {
         quiet: raw.quiet,

@@ -400,3 +400,38 @@ fn against_the_mcp_reference_server_from_npm() {
         .code(0)
         .stdout("0 problems\n");
 }
+
+/// A server that fails quoting its argument, which holds `${CLI_KEY}`: every command shows the
+/// failure (its error, its stderr, the `servers` report as text and `--json`) with the key's
+/// value replaced, never the value.
+#[test]
+fn a_failing_servers_words_never_show_the_configs_secrets() {
+    const KEY: &str = "sk_cli_secret_77";
+    let dir = tempfile::tempdir().unwrap();
+    // A subcommand mcpx does not have: the server says so on stderr, naming it, and exits.
+    let config = config(dir.path(), r#""no-such-command-${CLI_KEY}""#);
+    for args in [
+        &["servers"][..],
+        &["servers", "--json"],
+        &["tools", "demo"],
+        &["call", "demo", "echo", "text=hi"],
+    ] {
+        let out = mcpx(&config)
+            .args(args)
+            .env("CLI_KEY", KEY)
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let shown = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            shown.contains("no-such-command-[redacted]"),
+            "{args:?}: {shown}"
+        );
+        assert!(!shown.contains(KEY), "{args:?}: {shown}");
+    }
+}

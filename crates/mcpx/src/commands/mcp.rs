@@ -68,7 +68,8 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
     }
     let failed = started.iter().any(|s| s.outcome.is_err());
     if json_out {
-        print(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+        let text = format!("{}\n", serde_json::to_string_pretty(&report)?);
+        print(&crate::log::shown(&text))?;
     } else {
         let mut out = String::new();
         for (row, Started { outcome, .. }) in report.iter().zip(&started) {
@@ -95,7 +96,7 @@ pub(crate) fn servers(config: &Config, json_out: bool) -> anyhow::Result<ExitCod
                 }
             }
         }
-        print(&out)?;
+        print(&crate::log::shown(&out))?;
     }
     Ok(if failed {
         ExitCode::from(EXIT_TROUBLE)
