@@ -188,9 +188,14 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| format!("unclosed ${{ in `{text}`"))?;
+        // Not the text itself: what surrounds the `${` may be a credential written as it is.
+        let end = after.find('}').ok_or_else(|| {
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            format!("unclosed ${{ (no `}}` after `${{{name}`)")
+        })?;
         let (name, default) = match after[..end].split_once(":-") {
             Some((name, default)) => (name, Some(default)),
             None => (&after[..end], None),
@@ -559,11 +564,13 @@ mod tests {
             unusable.open(Spawn::Inline),
             Err(TransportError::Config(p)) if p == "it cannot"
         ));
-        let unclosed = json!({"url": "http://${TOKEN"});
-        assert!(Reach::from_entry(&unclosed, "mcpServers.a", &env)
-            .unwrap_err()
-            .problem
-            .starts_with("unclosed ${"));
+        let unclosed = json!({"url": "http://sk_literal_key@${TOKEN"});
+        assert_eq!(
+            Reach::from_entry(&unclosed, "mcpServers.a", &env)
+                .unwrap_err()
+                .problem,
+            "unclosed ${ (no `}` after `${TOKEN`)"
+        );
     }
 
     #[test]
