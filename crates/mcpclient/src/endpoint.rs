@@ -8,6 +8,7 @@
 //! said back is scrubbed of the endpoint's own secrets (it may echo the key it was sent).
 
 use std::borrow::Cow;
+use std::sync::Mutex;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -61,12 +62,27 @@ pub fn shown_url(url: &Url) -> String {
     shown
 }
 
+/// The `Authorization` values an OAuth provider gave that an endpoint remembers, to scrub them
+/// from what the server says back: the newest; an older token is no longer sent.
+pub(crate) const MAX_REMEMBERED_CREDENTIALS: usize = 4;
+
 /// An endpoint as the transport shows it: its [`shown_url`], and the secrets its URL and
 /// headers hold, to be scrubbed from what the server says back.
 pub(crate) struct Endpoint {
     shown: String,
     /// Longest first, so that a secret holding another is replaced whole.
     secrets: Vec<String>,
+    /// The `Authorization` values given for it since ([`Endpoint::sent`]), newest last, at
+    /// most [`MAX_REMEMBERED_CREDENTIALS`], each with its credential alone after it.
+    sent: Mutex<Vec<(String, String)>>,
+}
+
+/// `value`'s credential alone: its last word (`Bearer TOKEN`, `DPoP TOKEN`).
+fn credential(value: &str) -> &str {
+    value
+        .trim()
+        .rsplit_once(char::is_whitespace)
+        .map_or(value, |(_, last)| last)
 }
 
 impl Endpoint {
@@ -102,9 +118,7 @@ impl Endpoint {
         for (_, value) in headers {
             secrets.push(value.clone());
             // `Bearer TOKEN`, `Basic CREDENTIALS`: the credential alone as well.
-            if let Some((_, last)) = value.trim().rsplit_once(char::is_whitespace) {
-                secrets.push(last.to_owned());
-            }
+            secrets.push(credential(value).to_owned());
         }
         secrets.retain(|s| s.chars().count() >= MIN_SECRET_CHARS);
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -112,6 +126,21 @@ impl Endpoint {
         Endpoint {
             shown: shown_url(url),
             secrets,
+            sent: Mutex::default(),
+        }
+    }
+
+    /// Remembers the `Authorization` value an OAuth provider gave for a request, to scrub it
+    /// (and its token alone) from what the server says back.
+    pub(crate) fn sent(&self, value: &str) {
+        let mut sent = self.sent.lock().unwrap_or_else(|p| p.into_inner());
+        if sent.last().is_some_and(|(last, _)| last == value) {
+            return;
+        }
+        sent.retain(|(kept, _)| kept != value);
+        sent.push((value.to_owned(), credential(value).to_owned()));
+        if sent.len() > MAX_REMEMBERED_CREDENTIALS {
+            sent.remove(0);
         }
     }
 
@@ -123,8 +152,10 @@ impl Endpoint {
     /// `text` with each of the endpoint's secrets replaced by [`REDACTED`].
     pub(crate) fn scrub(&self, text: String) -> String {
         let mut text = text;
-        for secret in &self.secrets {
-            if text.contains(secret.as_str()) {
+        let sent = self.sent.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let given = sent.iter().flat_map(|(value, token)| [value, token]);
+        for secret in given.chain(&self.secrets) {
+            if secret.chars().count() >= MIN_SECRET_CHARS && text.contains(secret.as_str()) {
                 text = text.replace(secret.as_str(), REDACTED);
             }
         }
@@ -191,6 +222,25 @@ mod tests {
             endpoint.scrub(said),
             "bad [redacted] [redacted] [redacted] [redacted] v=1 [redacted] \
              [redacted] [redacted] [redacted] bot"
+        );
+    }
+
+    #[test]
+    fn the_newest_oauth_credentials_are_scrubbed_too() {
+        let endpoint = Endpoint::new(&url("https://h/mcp"), &[]);
+        for n in 0..=MAX_REMEMBERED_CREDENTIALS {
+            endpoint.sent(&format!("Bearer access-token-{n}"));
+        }
+        let said = (0..=MAX_REMEMBERED_CREDENTIALS)
+            .map(|n| format!("access-token-{n}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut want = vec!["access-token-0".to_owned()];
+        want.extend((1..=MAX_REMEMBERED_CREDENTIALS).map(|_| REDACTED.to_owned()));
+        assert_eq!(endpoint.scrub(said), want.join(" "));
+        assert_eq!(
+            endpoint.scrub("got DPoP x-1 and Bearer access-token-4".to_owned()),
+            "got DPoP x-1 and [redacted]"
         );
     }
 }

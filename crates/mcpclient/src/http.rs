@@ -579,6 +579,9 @@ impl Shared {
                 url: &url,
             };
             let header = auth.header(target).await.map_err(SendError::Auth)?;
+            if let Some(header) = &header {
+                self.endpoint.sent(&header.value);
+            }
             let (value, proof) = match &header {
                 Some(header) => (
                     Some(sensitive(&header.value)?),
