@@ -139,8 +139,8 @@ pub struct GatewaySection {
     pub audit: Option<mcpgateway::AuditOptions>,
     /// `traces.endpoint`: where OTLP spans go.
     pub traces: Option<String>,
-    /// The values of the `${VAR}`s of the file: never shown in the audit log.
-    pub secrets: Vec<String>,
+    /// The values of the `${VAR}`s of the file: never shown in a log, an error or `Debug`.
+    pub secrets: Vec<mcpauth::Secret>,
 }
 
 impl GatewaySection {
@@ -246,7 +246,12 @@ impl Config {
     /// What must never be shown (in a log, the audit log, an error): the values of the
     /// file's `${VAR}`s and the client secrets, private keys and assertions written in it.
     pub fn secrets(&self) -> Vec<String> {
-        let mut secrets = self.gateway.secrets.clone();
+        let mut secrets: Vec<String> = self
+            .gateway
+            .secrets
+            .iter()
+            .map(|s| s.expose().to_owned())
+            .collect();
         for server in &self.servers {
             let auth = &server.auth;
             secrets.extend(auth.client_secret.iter().map(|s| s.expose().to_owned()));
@@ -479,7 +484,7 @@ pub fn parse(
             .and_then(|g| g.pointer("/traces/endpoint"))
             .and_then(Value::as_str)
             .map(str::to_owned),
-        secrets,
+        secrets: secrets.into_iter().map(mcpauth::Secret::new).collect(),
     };
     Ok((servers, gateway))
 }
@@ -815,7 +820,8 @@ mod tests {
             (command.env["T"].as_str(), command.env["N"].as_str()),
             ("s3cret", "d")
         );
-        assert_eq!(gateway.secrets, ["s3cret"]);
+        assert_eq!(gateway.secrets, [mcpauth::Secret::new("s3cret")]);
+        assert!(!format!("{gateway:?}").contains("s3cret"));
     }
 
     #[test]

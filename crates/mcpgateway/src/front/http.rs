@@ -143,8 +143,9 @@ pub use stream::MAX_UNREAD_STREAM_BYTES;
 use stream::{json_answer, json_answers, sse, sse_unless_answered_at_once};
 use stream::{HttpOutbox, RequestStream, Streams};
 
-/// How the HTTP front admits clients.
-#[derive(Debug, Clone)]
+/// How the HTTP front admits clients. Its `Debug` shows whether there is a token, never the
+/// token.
+#[derive(Clone)]
 pub struct HttpOptions {
     /// The bearer token every request must carry; required to listen beyond loopback
     /// (unless `auth` is given).
@@ -176,6 +177,41 @@ pub struct HttpOptions {
     /// Bytes on the way one response stream may hold unread ([`MAX_UNREAD_STREAM_BYTES`]
     /// unless configured).
     pub max_unread_stream_bytes: usize,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Every field named, so that a new one is not shown by accident: a compile error here
+        // asks whether it may be.
+        let HttpOptions {
+            token,
+            auth,
+            allowed_origins,
+            max_sessions,
+            session_idle_timeout,
+            max_connections,
+            header_read_timeout,
+            body_read_timeout,
+            drain_timeout,
+            max_sessions_per_client,
+            max_connections_per_address,
+            max_unread_stream_bytes,
+        } = self;
+        f.debug_struct("HttpOptions")
+            .field("token", &token.as_ref().map(|_| mcpclient::REDACTED))
+            .field("auth", auth)
+            .field("allowed_origins", allowed_origins)
+            .field("max_sessions", max_sessions)
+            .field("session_idle_timeout", session_idle_timeout)
+            .field("max_connections", max_connections)
+            .field("header_read_timeout", header_read_timeout)
+            .field("body_read_timeout", body_read_timeout)
+            .field("drain_timeout", drain_timeout)
+            .field("max_sessions_per_client", max_sessions_per_client)
+            .field("max_connections_per_address", max_connections_per_address)
+            .field("max_unread_stream_bytes", max_unread_stream_bytes)
+            .finish()
+    }
 }
 
 impl Default for HttpOptions {
@@ -1086,6 +1122,18 @@ fn answered_ids(message: &Decoded) -> Result<(bool, Vec<String>), &'static str> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_options_debug_never_shows_the_token() {
+        let options = HttpOptions {
+            token: Some("front-token-9876".into()),
+            ..HttpOptions::default()
+        };
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("front-token-9876"), "{shown}");
+        assert!(shown.contains("token: Some(\"[redacted]\")"), "{shown}");
+        assert!(shown.contains("max_sessions: "), "{shown}");
+    }
 
     #[test]
     fn an_answer_keeps_every_header_in_the_room_of_the_request() {
