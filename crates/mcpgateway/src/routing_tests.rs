@@ -105,11 +105,26 @@ async fn roots_with_no_call_in_flight_go_to_the_one_session_that_declared_them()
     let roots = json!({"roots": {"listChanged": true}});
     let (gateway, _sessions) = gateway_with(&[json!({}), roots.clone()]);
     assert_eq!(asked(&gateway, "roots", None), Ok(1));
-    let (gateway, _sessions) = gateway_with(&[roots.clone(), roots]);
+    let (gateway, _sessions) = gateway_with(&[roots.clone(), roots.clone()]);
     assert_eq!(
         asked(&gateway, "roots", None),
         Err(NoAsker::Ambiguous { sessions: 2 })
     );
+    // The one declaring session's principal has another session: still its roots. A session
+    // of another principal connected: not given (they would be the shared server's for both).
+    let alice = Principal::anonymous([10, 0, 0, 1].into());
+    let bob = Principal::anonymous([10, 0, 0, 2].into());
+    let (gateway, _sessions) =
+        gateway_of(&[(alice.clone(), roots.clone()), (alice.clone(), json!({}))]);
+    assert_eq!(asked(&gateway, "roots", None), Ok(0));
+    let (gateway, sessions) = gateway_of(&[(alice, roots), (bob, json!({}))]);
+    assert_eq!(
+        asked(&gateway, "roots", None),
+        Err(NoAsker::Others { sessions: 1 })
+    );
+    // With a call in flight, the caller's, as ever.
+    calling(&sessions[0].0, "1");
+    assert_eq!(asked(&gateway, "roots", None), Ok(0));
 }
 
 #[tokio::test]

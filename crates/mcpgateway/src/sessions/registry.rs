@@ -119,12 +119,26 @@ impl Registry {
             }
             0 if capability == "roots" => {
                 let mut declaring: Vec<Arc<Session>> = sessions
-                    .into_iter()
+                    .iter()
                     .filter(|s| s.declares(capability) && !s.is_modern())
+                    .cloned()
                     .collect();
                 match declaring.len() {
                     0 => Err(NoAsker::Undeclared),
-                    1 => Ok((declaring.remove(0), None)),
+                    1 => {
+                        // A shared server's roots are every client's: one principal's may be
+                        // its roots only while no other principal is connected.
+                        let only = declaring.remove(0);
+                        let others = sessions
+                            .iter()
+                            .filter(|s| s.protocol_version().is_some())
+                            .filter(|s| !s.principal().is(only.principal()))
+                            .count();
+                        match others {
+                            0 => Ok((only, None)),
+                            sessions => Err(NoAsker::Others { sessions }),
+                        }
+                    }
                     n => Err(NoAsker::Ambiguous { sessions: n }),
                 }
             }
@@ -148,6 +162,12 @@ pub(crate) enum NoAsker {
         /// How many sessions.
         sessions: usize,
     },
+    /// `roots/list` with no call in flight: one session declared roots, and sessions of other
+    /// principals are connected, for whom the roots would count as well.
+    Others {
+        /// How many sessions of other principals.
+        sessions: usize,
+    },
 }
 
 impl NoAsker {
@@ -155,7 +175,7 @@ impl NoAsker {
     pub(crate) fn code(&self) -> i64 {
         match self {
             NoAsker::Undeclared => codes::METHOD_NOT_FOUND,
-            NoAsker::Ambiguous { .. } => codes::INTERNAL_ERROR,
+            NoAsker::Ambiguous { .. } | NoAsker::Others { .. } => codes::INTERNAL_ERROR,
         }
     }
 }
@@ -168,6 +188,11 @@ impl std::fmt::Display for NoAsker {
                 f,
                 "{sessions} clients have calls in flight to this server and it does not say whose call asked; \
                  not guessed (give the server \"isolation\": \"per-session\")"
+            ),
+            NoAsker::Others { sessions } => write!(
+                f,
+                "no call is in flight, and {sessions} sessions of other clients are connected: one client's \
+                 roots would be this shared server's for them too; not given (give the server \"isolation\": \"per-session\")"
             ),
         }
     }
