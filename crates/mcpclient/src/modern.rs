@@ -246,9 +246,10 @@ pub(crate) fn stamp(
 /// on a modern client's request); untouched, without a parse, when they are not there.
 pub(crate) fn unstamp(params: Option<Box<RawValue>>) -> Option<Box<RawValue>> {
     let raw = params?;
-    // A key may be written with escapes (`io.modelcontextprotocol\/...`), which the server
-    // decodes: text with a backslash is read.
-    if !raw.get().contains("io.modelcontextprotocol/") && !raw.get().contains('\\') {
+    // A key may be written with escapes (`io.modelcontextprotocol\/...`, a letter as
+    // `\uXXXX`), which the server decodes: text with either is read.
+    let text = raw.get();
+    if !text.contains("io.modelcontextprotocol") && !text.contains("\\u") {
         return Some(raw);
     }
     let Ok(mut members) = RawParams::parse(&raw) else {

@@ -52,9 +52,9 @@ fn refuse_input_members(params: &Params) -> Result<(), ErrorObject> {
         Params::Text(Some(text)) => {
             // Most requests name neither: the text is looked at before anything is parsed. A
             // name may be written with escapes (`request\u0053tate`), which every later reader
-            // decodes: text with a backslash is read.
+            // decodes; its letters can only be escaped as `\uXXXX`: text with one is read.
             let text_of = text.get();
-            if !text_of.contains('\\') && !INPUT_MEMBERS.iter().any(|m| text_of.contains(m)) {
+            if !text_of.contains("\\u") && !INPUT_MEMBERS.iter().any(|m| text_of.contains(m)) {
                 return Ok(());
             }
             read = members(Some(text))?;
