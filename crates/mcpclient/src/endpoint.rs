@@ -77,6 +77,16 @@ pub(crate) struct Endpoint {
     sent: Mutex<Vec<(String, String)>>,
 }
 
+/// Headers that never carry a credential: their values are not scrubbed (`application/json`
+/// blanked out of every error would hide what went wrong and nothing worth hiding).
+const PLAIN_HEADERS: [&str; 5] = [
+    "accept",
+    "accept-language",
+    "content-type",
+    "user-agent",
+    "mcp-protocol-version",
+];
+
 /// `value`'s credential alone: its last word (`Bearer TOKEN`, `DPoP TOKEN`).
 fn credential(value: &str) -> &str {
     value
@@ -115,7 +125,13 @@ impl Endpoint {
                 None => spelt(member),
             }
         }
-        for (_, value) in headers {
+        for (name, value) in headers {
+            if PLAIN_HEADERS
+                .iter()
+                .any(|plain| name.eq_ignore_ascii_case(plain))
+            {
+                continue;
+            }
             secrets.push(value.clone());
             // `Bearer TOKEN`, `Basic CREDENTIALS`: the credential alone as well.
             secrets.push(credential(value).to_owned());
@@ -209,6 +225,7 @@ mod tests {
             &[
                 ("Authorization".into(), "Bearer tok-en-123".into()),
                 ("X-Api-Key".into(), "xyz-987".into()),
+                ("Accept".into(), "application/json".into()),
             ],
         );
         assert_eq!(
@@ -216,12 +233,12 @@ mod tests {
             "https://[redacted]@h/mcp?key=[redacted]&v=[redacted]&[redacted]"
         );
         let said = "bad ab/cd=ef ab%2Fcd%3Def k e y k%20e+y v=1 sk_bare_token \
-                    Bearer tok-en-123 tok-en-123 xyz-987 bot"
+                    Bearer tok-en-123 tok-en-123 xyz-987 bot application/json"
             .to_owned();
         assert_eq!(
             endpoint.scrub(said),
             "bad [redacted] [redacted] [redacted] [redacted] v=1 [redacted] \
-             [redacted] [redacted] [redacted] bot"
+             [redacted] [redacted] [redacted] bot application/json"
         );
     }
 

@@ -546,10 +546,11 @@ impl Shared {
     ) -> TransportError {
         match error {
             SendError::Http(e) => self.failure(request_id, method, None, e.to_string()),
+            // The provider's words may name the URL as configured (its query, its user).
             SendError::Auth(source) => TransportError::Auth {
                 request_id,
                 url: self.endpoint.shown().to_owned(),
-                source,
+                source: self.endpoint.scrub(source.to_string()).into(),
             },
         }
     }

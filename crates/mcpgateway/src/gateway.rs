@@ -520,7 +520,10 @@ impl Hub {
         };
         match state {
             State::Ready(running) if open(&running) => Ok(running),
-            _ => Err(codes::error(codes::INTERNAL_ERROR, upstream.unavailable())),
+            _ => Err(codes::error(
+                codes::INTERNAL_ERROR,
+                self.options.redactor.redact(&upstream.unavailable()),
+            )),
         }
     }
 }

@@ -155,6 +155,9 @@ pub struct GatewayOptions {
     /// its next start speaks it at once (the user's cache folder, which the binary names);
     /// none: each run learns again.
     pub eras: Option<servercache::EraMemory>,
+    /// The secrets (the config's `${VAR}` values, …) kept out of the errors the gateway makes
+    /// about its servers for a client: a server's last error or stderr may quote them.
+    pub redactor: crate::observe::Redactor,
 }
 
 impl Default for GatewayOptions {
@@ -171,6 +174,7 @@ impl Default for GatewayOptions {
             max_session_servers: MAX_SESSION_SERVERS,
             max_session_servers_per_client: MAX_SESSION_SERVERS_PER_CLIENT,
             eras: None,
+            redactor: crate::observe::Redactor::default(),
         }
     }
 }

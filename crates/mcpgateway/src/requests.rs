@@ -462,7 +462,11 @@ impl Hub {
             .find(|u| !u.config.prefix.is_empty() && exposed.starts_with(&u.config.prefix));
         match owner {
             Some(upstream) if upstream.running().is_none() => {
-                format!("unknown tool '{exposed}': {}", upstream.unavailable())
+                let why = upstream.unavailable();
+                format!(
+                    "unknown tool '{exposed}': {}",
+                    self.options.redactor.redact(&why)
+                )
             }
             _ => format!("unknown tool '{exposed}'"),
         }
@@ -607,7 +611,13 @@ impl Hub {
         ) {
             self.upstreams[index].failed.notify_one();
         }
-        error.to_jsonrpc_error()
+        let mut answer = error.to_jsonrpc_error();
+        // The server's own error goes on as it sent it; what the gateway says of the server
+        // (its transport's failure) is kept clear of the config's secrets.
+        if !matches!(error, ClientError::Rpc(RpcError::Remote(_))) {
+            answer.message = self.options.redactor.redact(&answer.message).into_owned();
+        }
+        answer
     }
 
     /// The answer to a call with invalid arguments: the flat lines as they are, each line's

@@ -413,6 +413,7 @@ fn a_failing_servers_words_never_show_the_configs_secrets() {
     for args in [
         &["servers"][..],
         &["servers", "--json"],
+        &["tools"],
         &["tools", "demo"],
         &["call", "demo", "echo", "text=hi"],
     ] {

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{config, serve_stdio, MCPX};
+use common::{config, serve_stdio_with, MCPX};
 use mcpclient::{Frame, FrameSink, FrameSource, StdioTransport, Transport};
 use mcpx_interop::{peer_file, python26, HttpPeer};
 use serde_json::{json, Value};
@@ -23,8 +23,17 @@ struct Raw {
 
 impl Raw {
     async fn start(config: &std::path::Path, capabilities: Value) -> Raw {
+        Raw::start_with(config, capabilities, &[]).await
+    }
+
+    /// [`Raw::start`] with `env` set for mcpx.
+    async fn start_with(
+        config: &std::path::Path,
+        capabilities: Value,
+        env: &[(&str, &str)],
+    ) -> Raw {
         let mut raw = Raw {
-            transport: serve_stdio(config),
+            transport: serve_stdio_with(config, env),
         };
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": capabilities,
@@ -442,4 +451,34 @@ async fn no_spelling_of_a_secret_reaches_the_audit_log_or_the_log() {
         );
     }
     assert!(lines.contains(mcpgateway::REDACTED), "{lines}");
+}
+
+/// A server down for a reason that names its secret (the `${PATH_KEY}` in its URL's path, the
+/// user and password and query key written in it): the error a client gets for calling it
+/// names the server and why, with none of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_failure_reaches_a_client_without_its_secrets() {
+    const PATH_KEY: &str = "sk_path_secret_31";
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens there: its calls fail at once.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = closed.local_addr().unwrap();
+    drop(closed);
+    let url = format!("http://bot:pw_literal_1@{address}/s/${{PATH_KEY}}/mcp?key=q_literal_2");
+    let config = dir.path().join("mcpx.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"far": {"url": url, "headers": {"X-Api-Key": "h_literal_3"}}}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut client = Raw::start_with(&config, json!({}), &[("PATH_KEY", PATH_KEY)]).await;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"far__echo","arguments":{}}}"#;
+    let answer = client.ask(call).await;
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("server 'far'"), "{answer}");
+    assert!(message.contains("[redacted]"), "{answer}");
+    for secret in [PATH_KEY, "pw_literal_1", "q_literal_2", "h_literal_3"] {
+        assert!(!answer.to_string().contains(secret), "{secret}: {answer}");
+    }
 }

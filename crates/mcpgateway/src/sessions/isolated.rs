@@ -122,7 +122,7 @@ impl Hub {
                 codes::INTERNAL_ERROR,
                 format!(
                     "server '{name}' (this session's own connection) did not start: {}",
-                    failure.reason
+                    self.options.redactor.redact(&failure.reason)
                 ),
             )
         })?;

@@ -174,7 +174,8 @@ pub(crate) fn list_chosen<'c>(
             Err(failure) if named.is_some() => return Err(failure.into()),
             Err(failure) => {
                 failed = true;
-                eprintln!("{}: {failure}", style::error("mcpx"));
+                let text = failure.to_string();
+                eprintln!("{}: {}", style::error("mcpx"), crate::log::shown(&text));
             }
         }
     }
@@ -413,7 +414,12 @@ pub(crate) fn call(
                 return Ok(ExitCode::from(EXIT_NO));
             }
             Err(ClientError::Rpc(RpcError::Remote(error))) => {
-                eprintln!("{}: the server answered {error}", style::error("mcpx"));
+                let text = error.to_string();
+                eprintln!(
+                    "{}: the server answered {}",
+                    style::error("mcpx"),
+                    crate::log::shown(&text)
+                );
                 return Ok(ExitCode::from(EXIT_NO));
             }
             Err(err) => return Err(err.into()),

@@ -186,6 +186,7 @@ pub(crate) fn run(config: &Config, serve: Serve) -> anyhow::Result<ExitCode> {
             max_session_servers_per_client: config.gateway.max_session_servers_per_client,
             observe: observe.clone(),
             eras: crate::remembered::eras(),
+            redactor: redactor.clone(),
             ..GatewayOptions::default()
         };
         let metrics = match serve.metrics {

@@ -462,6 +462,11 @@ pub fn still_there(pids: &[u32]) -> Vec<(u32, char)> {
 
 /// `mcpx --config CONFIG serve` on stdio, not yet initialized, its frames unchecked.
 pub fn serve_stdio(config: &Path) -> StdioTransport {
+    serve_stdio_with(config, &[])
+}
+
+/// [`serve_stdio`] with `env` set for mcpx.
+pub fn serve_stdio_with(config: &Path, env: &[(&str, &str)]) -> StdioTransport {
     StdioTransport::spawn(&StdioCommand {
         program: MCPX.into(),
         args: vec![
@@ -469,6 +474,10 @@ pub fn serve_stdio(config: &Path) -> StdioTransport {
             config.display().to_string(),
             "serve".into(),
         ],
+        env: env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
         ..StdioCommand::default()
     })
     .unwrap()
