@@ -62,6 +62,11 @@ fn refuse_input_members(params: &Params) -> Result<(), ErrorObject> {
         }
         Params::Members(members) => members,
     };
+    refuse_input_members_of(members)
+}
+
+/// [`refuse_input_members`] for members read already.
+fn refuse_input_members_of(members: &RawParams) -> Result<(), ErrorObject> {
     match INPUT_MEMBERS.iter().find(|m| members.get(m).is_some()) {
         Some(member) => Err(error(
             codes::INVALID_PARAMS,
@@ -171,12 +176,17 @@ impl Hub {
         method: &str,
         params: Params,
     ) -> Answer {
+        // A call takes the members (as the front read them, when it did; checked once read,
+        // names decoded); the rest the text.
+        if method == "tools/call" {
+            let members = params.into_members()?;
+            if !session.is_modern() {
+                refuse_input_members_of(&members)?;
+            }
+            return self.call_tool(session, id, members).await;
+        }
         if !session.is_modern() {
             refuse_input_members(&params)?;
-        }
-        // A call takes the members (as the front read them, when it did); the rest the text.
-        if method == "tools/call" {
-            return self.call_tool(session, id, params.into_members()?).await;
         }
         let params = params.into_text();
         match method {
