@@ -42,11 +42,59 @@ pub(crate) fn servers(
     Ok(Some(out))
 }
 
-/// The document with the table under `key` replaced by `servers` (or removed with `None`); the
-/// new tables go at the end of the file.
-pub(crate) fn with_servers(doc: &mut DocumentMut, key: &str, servers: Option<&[(String, Value)]>) {
+/// Where the tables under `key` are in the document: the least position of any of them (a
+/// table made here has none).
+fn block_position(doc: &DocumentMut, key: &str) -> Option<isize> {
+    fn least(item: &Item) -> Option<isize> {
+        match item {
+            Item::Table(t) => t
+                .iter()
+                .filter_map(|(_, v)| least(v))
+                .chain(t.position())
+                .min(),
+            Item::ArrayOfTables(a) => a.iter().filter_map(|t| t.position()).min(),
+            _ => None,
+        }
+    }
+    doc.get(key).and_then(least)
+}
+
+/// Gives every table in `item` the position `at`: written where the block it replaces was (the
+/// text writes tables by position, the same position in the order they are in the document).
+fn place(item: &mut Item, at: isize) {
+    match item {
+        Item::Table(t) => {
+            t.set_position(Some(at));
+            for (_, v) in t.iter_mut() {
+                place(v, at);
+            }
+        }
+        Item::ArrayOfTables(a) => {
+            for t in a.iter_mut() {
+                t.set_position(Some(at));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Puts `item` under `key` in place of what is there, where that was in the document (at the
+/// end when it was nowhere).
+fn put_in_place(doc: &mut DocumentMut, key: &str, mut item: Item) {
+    if let Some(at) = block_position(doc, key) {
+        place(&mut item, at);
+    }
     doc.remove(key);
-    let Some(servers) = servers else { return };
+    doc.insert(key, item);
+}
+
+/// The document with the table under `key` replaced by `servers` (or removed with `None`); the
+/// new tables go where the old ones were (at the end of the file when there were none).
+pub(crate) fn with_servers(doc: &mut DocumentMut, key: &str, servers: Option<&[(String, Value)]>) {
+    let Some(servers) = servers else {
+        doc.remove(key);
+        return;
+    };
     let mut outer = Table::new();
     outer.set_implicit(true);
     for (name, entry) in servers {
@@ -60,7 +108,7 @@ pub(crate) fn with_servers(doc: &mut DocumentMut, key: &str, servers: Option<&[(
         }
         outer.insert(name, Item::Table(table));
     }
-    doc.insert(key, Item::Table(outer));
+    put_in_place(doc, key, Item::Table(outer));
 }
 
 /// The tables under `key` alone, as a document's text, comments and layout kept.
@@ -77,8 +125,7 @@ pub(crate) fn with_tables_text(doc: &mut DocumentMut, key: &str, text: &str) -> 
     let Some(item) = parse(text).ok().and_then(|alone| alone.get(key).cloned()) else {
         return false;
     };
-    doc.remove(key);
-    doc.insert(key, item);
+    put_in_place(doc, key, item);
     true
 }
 
