@@ -49,5 +49,5 @@ pub use ops::{
     ImportReport, InstallReport, Request, Status,
 };
 pub use record::RECORD_FILE;
-pub use secret::{masked, MASK};
+pub use secret::{literal_secrets, masked, MASK};
 pub use uninstall::{uninstall, UninstallReport};

@@ -204,15 +204,25 @@ fn header_like(text: &str) -> Option<String> {
     (is_name && !value.is_empty()).then(|| masked_header(text, false))
 }
 
-/// A URL with its user information, token-like path segments, query values and fragment
-/// masked.
-fn masked_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let authority_start = scheme_end + 3;
+/// A URL cut where [`masked_url`] masks it.
+struct UrlParts<'a> {
+    /// `scheme://` and the host (and port), the user information cut out.
+    scheme: &'a str,
+    userinfo: Option<&'a str>,
+    host: &'a str,
+    /// The path, from its `/`.
+    path: &'a str,
+    query: Option<&'a str>,
+    fragment: Option<&'a str>,
+}
+
+fn url_parts(url: &str) -> Option<UrlParts<'_>> {
+    let authority_start = url.find("://")? + 3;
     let (rest, fragment) = match url[authority_start..].find('#') {
-        Some(i) => (&url[..authority_start + i], Some(MASK)),
+        Some(i) => (
+            &url[..authority_start + i],
+            Some(&url[authority_start + i + 1..]),
+        ),
         None => (url, None),
     };
     let (rest, query) = match rest[authority_start..].find('?') {
@@ -226,11 +236,37 @@ fn masked_url(url: &str) -> String {
         Some(i) => rest.split_at(authority_start + i),
         None => (rest, ""),
     };
-    let mut out = head.to_owned();
-    if let Some(at) = out[authority_start..].rfind('@') {
-        out.replace_range(authority_start..authority_start + at, MASK);
+    let (userinfo, host) = match head[authority_start..].rfind('@') {
+        Some(at) => (
+            Some(&head[authority_start..authority_start + at]),
+            &head[authority_start + at + 1..],
+        ),
+        None => (None, &head[authority_start..]),
+    };
+    Some(UrlParts {
+        scheme: &url[..authority_start],
+        userinfo,
+        host,
+        path,
+        query,
+        fragment,
+    })
+}
+
+/// A URL with its user information, token-like path segments, query values and fragment
+/// masked.
+fn masked_url(url: &str) -> String {
+    let Some(parts) = url_parts(url) else {
+        return url.to_owned();
+    };
+    let mut out = parts.scheme.to_owned();
+    if parts.userinfo.is_some() {
+        out.push_str(MASK);
+        out.push('@');
     }
-    let segments: Vec<&str> = path
+    out.push_str(parts.host);
+    let segments: Vec<&str> = parts
+        .path
         .split('/')
         .map(|segment| {
             if looks_like_token(segment) {
@@ -241,7 +277,7 @@ fn masked_url(url: &str) -> String {
         })
         .collect();
     out.push_str(&segments.join("/"));
-    if let Some(query) = query {
+    if let Some(query) = parts.query {
         let masked: Vec<String> = query
             .split('&')
             .map(|pair| match pair.split_once('=') {
@@ -252,11 +288,95 @@ fn masked_url(url: &str) -> String {
         out.push('?');
         out.push_str(&masked.join("&"));
     }
-    if let Some(fragment) = fragment {
+    if parts.fragment.is_some() {
         out.push('#');
-        out.push_str(fragment);
+        out.push_str(MASK);
     }
     out
+}
+
+/// What [`masked_url`] masks in `url`, as written.
+fn url_secrets(url: &str) -> Vec<String> {
+    let Some(parts) = url_parts(url) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = parts.userinfo.into_iter().map(str::to_owned).collect();
+    out.extend(
+        parts
+            .path
+            .split('/')
+            .filter(|segment| looks_like_token(segment))
+            .map(str::to_owned),
+    );
+    for pair in parts.query.unwrap_or_default().split('&') {
+        if let Some((_, value)) = pair.split_once('=') {
+            out.push(value.to_owned());
+        }
+    }
+    out.extend(parts.fragment.map(str::to_owned));
+    out
+}
+
+/// The literal values of `entry` that [`masked`] does not show, as written: each masked string
+/// whole, a URL's masked parts, a header's value and a `Bearer`'s token alone. For the logs
+/// and errors that show a server's words, which may quote them (`${VAR}` values are found
+/// elsewhere: the references here are left out).
+pub fn literal_secrets(entry: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    hidden(entry, &masked(entry), &mut out);
+    out.retain(|s| !s.contains("${") && !s.trim().is_empty() && s != MASK);
+    out
+}
+
+fn hidden(original: &Value, shown: &Value, out: &mut Vec<String>) {
+    match (original, shown) {
+        (Value::String(text), Value::String(masked)) if text != masked => {
+            out.push(text.clone());
+            if text.contains("://") {
+                out.extend(url_secrets(text));
+            } else {
+                // `NAME: VALUE`, `--flag=VALUE`, `NAME=VALUE`: the value alone as well.
+                for separator in [':', '='] {
+                    if let Some((_, value)) = text.split_once(separator) {
+                        out.push(value.trim().to_owned());
+                    }
+                }
+            }
+            if let Some((_, last)) = text.trim().rsplit_once(char::is_whitespace) {
+                out.push(last.to_owned());
+            }
+        }
+        (Value::Object(original), Value::Object(shown)) => {
+            for (key, value) in original {
+                let Some(masked) = shown.get(key) else {
+                    continue;
+                };
+                if let ("env" | "headers" | "http_headers", Value::Object(map)) =
+                    (key.as_str(), value)
+                {
+                    // Every value there is masked; only those named or shaped as secrets are
+                    // kept out of logs (`NODE_ENV=production` blanked everywhere would hide
+                    // nothing and garble much).
+                    for (name, value) in map {
+                        let secret = value
+                            .as_str()
+                            .is_some_and(|v| secret_name(name) || looks_like_token(v));
+                        if let (true, Some(masked)) = (secret, masked.get(name)) {
+                            hidden(value, masked, out);
+                        }
+                    }
+                    continue;
+                }
+                hidden(value, masked, out);
+            }
+        }
+        (Value::Array(original), Value::Array(shown)) => {
+            for (value, masked) in original.iter().zip(shown) {
+                hidden(value, masked, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -283,6 +403,41 @@ mod tests {
                 "url": "https://•••@x.example/mcp?key=•••&b=•••",
                 "headers": {"Authorization": "•••"}
             })
+        );
+    }
+
+    #[test]
+    fn the_literal_secrets_are_what_masked_hides() {
+        let entry = json!({
+            "command": "npx",
+            "args": ["-y", "srv", "--api-key", "plain-looking", "--token=abc", "ghp_abcdef", "/home/me/dir"],
+            "env": {"A": "${A}", "B": "value", "API_TOKEN": "t0k3n-lit"},
+            "url": "https://user:pw@x.example/mcp/sk-live-0123456789abcdefghijkl/sse?key=v1&b=${B}",
+            "headers": {"Authorization": "Bearer tok123", "X-Key": "${K}"}
+        });
+        let mut secrets = literal_secrets(&entry);
+        secrets.sort();
+        secrets.dedup();
+        let want = [
+            "--token=abc",
+            "Bearer tok123",
+            "abc",
+            "ghp_abcdef",
+            "https://user:pw@x.example/mcp/sk-live-0123456789abcdefghijkl/sse?key=v1&b=${B}",
+            "plain-looking",
+            "sk-live-0123456789abcdefghijkl",
+            "t0k3n-lit",
+            "tok123",
+            "user:pw",
+            "v1",
+        ];
+        let want: Vec<String> = want.iter().map(|s| (*s).to_owned()).collect();
+        // The whole URL holds a reference: left out; its parts are there.
+        assert_eq!(
+            secrets,
+            want.into_iter()
+                .filter(|s| !s.contains("${"))
+                .collect::<Vec<_>>()
         );
     }
 

@@ -139,7 +139,8 @@ pub struct GatewaySection {
     pub audit: Option<mcpgateway::AuditOptions>,
     /// `traces.endpoint`: where OTLP spans go.
     pub traces: Option<String>,
-    /// The values of the `${VAR}`s of the file: never shown in a log, an error or `Debug`.
+    /// The values of the `${VAR}`s of the file, and the credentials its server entries hold as
+    /// written: never shown in a log, an error or `Debug`.
     pub secrets: Vec<mcpauth::Secret>,
 }
 
@@ -244,7 +245,9 @@ impl Config {
     }
 
     /// What must never be shown (in a log, the audit log, an error): the values of the
-    /// file's `${VAR}`s and the client secrets, private keys and assertions written in it.
+    /// file's `${VAR}`s, what its server entries hold written as they are that reads as a
+    /// credential ([`mcpclients::literal_secrets`]), and the client secrets, private keys and
+    /// assertions written in it.
     pub fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self
             .gateway
@@ -418,7 +421,14 @@ pub fn parse(
         }
     }
     let section = value.get("gateway");
-    let secrets = expanded_values(text, lookup);
+    // The values of its `${VAR}`s, and what its entries hold written as they are that reads as
+    // a credential (a token in a URL's path, a key in its query, a secret header's value).
+    let mut secrets = expanded_values(text, lookup);
+    for key in crate::config_schema::SERVER_KEYS {
+        if let Some(Value::Object(entries)) = value.get(key) {
+            secrets.extend(entries.values().flat_map(mcpclients::literal_secrets));
+        }
+    }
     let gateway = GatewaySection {
         invalid_arguments: match section
             .and_then(|g| g.get("invalidArguments"))

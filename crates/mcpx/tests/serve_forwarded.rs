@@ -453,18 +453,22 @@ async fn no_spelling_of_a_secret_reaches_the_audit_log_or_the_log() {
     assert!(lines.contains(mcpgateway::REDACTED), "{lines}");
 }
 
-/// A server down for a reason that names its secret (the `${PATH_KEY}` in its URL's path, the
-/// user and password and query key written in it): the error a client gets for calling it
-/// names the server and why, with none of them.
+/// A server down for a reason that names its secrets (the `${PATH_KEY}` in its URL's path, a
+/// token written in the path, the user and password and query key written in it): the error a
+/// client gets for calling it names the server and why, with none of them.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_servers_failure_reaches_a_client_without_its_secrets() {
     const PATH_KEY: &str = "sk_path_secret_31";
+    const LITERAL_PATH_TOKEN: &str = "sk-live-pathliteral0123456789abc";
     let dir = tempfile::tempdir().unwrap();
     // Nothing listens there: its calls fail at once.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = closed.local_addr().unwrap();
     drop(closed);
-    let url = format!("http://bot:pw_literal_1@{address}/s/${{PATH_KEY}}/mcp?key=q_literal_2");
+    // A token written in the path as it is (as Zapier's URLs hold theirs) as well.
+    let url = format!(
+        "http://bot:pw_literal_1@{address}/s/${{PATH_KEY}}/{LITERAL_PATH_TOKEN}/mcp?key=q_literal_2"
+    );
     let config = dir.path().join("mcpx.json");
     std::fs::write(
         &config,
@@ -478,7 +482,13 @@ async fn a_servers_failure_reaches_a_client_without_its_secrets() {
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("server 'far'"), "{answer}");
     assert!(message.contains("[redacted]"), "{answer}");
-    for secret in [PATH_KEY, "pw_literal_1", "q_literal_2", "h_literal_3"] {
+    for secret in [
+        PATH_KEY,
+        LITERAL_PATH_TOKEN,
+        "pw_literal_1",
+        "q_literal_2",
+        "h_literal_3",
+    ] {
         assert!(!answer.to_string().contains(secret), "{secret}: {answer}");
     }
 }
