@@ -504,8 +504,21 @@ pub(crate) fn remove(text: &str, doc: &Doc, path: &[String]) -> Result<String, S
     } else if let Some(next) = list.get(1) {
         (list[0].key_start, next.key_start)
     } else {
-        // The only member: the object becomes `{}`, keeping what follows its brace.
-        (object.start + 1, object.end - 1)
+        // The only member: taken with the space before it, its comma, and the line end
+        // [`insert_member`] gave it; what else the braces hold (a comment) kept.
+        let member = &list[0];
+        let from = object.start
+            + 1
+            + text[object.start + 1..member.key_start]
+                .trim_end_matches([' ', '\t', '\n', '\r'])
+                .len();
+        let mut to = trailing_comma(text, member.value.end, object.end)
+            .map_or(member.value.end, |comma| comma + 1);
+        let line_end = format!("\n{}", line_indent(text, object.start));
+        if from == object.start + 1 && text[to..object.end].starts_with(&line_end) {
+            to += line_end.len();
+        }
+        (from, to)
     };
     let mut out = String::with_capacity(text.len());
     out.push_str(&text[..from]);
@@ -591,6 +604,36 @@ mod tests {
         let text = "{\"only\": 1}";
         let doc = parse(text, false).unwrap();
         assert_eq!(remove(text, &doc, &path(&["only"])).unwrap(), "{}");
+    }
+
+    /// A member added to an object with no member, then removed: the text as it was, comments
+    /// in the braces and all; a comment the user put before a lone member stays too.
+    #[test]
+    fn the_lone_member_set_then_removed_leaves_the_text_as_it_was() {
+        let servers = serde_json::json!({"mcpx": {"command": "m"}});
+        for text in [
+            "{}",
+            "{\n}\n",
+            "{\n  // add servers here\n}\n",
+            "  {\n    /* one */ // two\n  }",
+            "{\"a\": {\n  // inner\n}}",
+        ] {
+            let at = if text.contains("\"a\"") {
+                path(&["a", "servers"])
+            } else {
+                path(&["servers"])
+            };
+            let doc = parse(text, true).unwrap();
+            let set_text = set(text, &doc, &at, &servers).unwrap();
+            let again = parse(&set_text, true).unwrap();
+            let removed = remove(&set_text, &again, &at).unwrap();
+            assert_eq!(removed, text, "set gave:\n{set_text}");
+        }
+        let text = "{\n  // my server\n  \"servers\": {},\n}";
+        let doc = parse(text, true).unwrap();
+        let removed = remove(text, &doc, &path(&["servers"])).unwrap();
+        assert_eq!(removed, "{\n  // my server\n}");
+        assert!(parse(&removed, true).is_ok());
     }
 
     /// Every truncation of the JSONC fixtures, and every byte of them replaced by a character
