@@ -469,7 +469,9 @@ fn install_once(
             });
         }
     }
-    // Every entry but those an earlier install wrote is remembered, to come back at uninstall.
+    // Every entry but those an earlier install wrote is remembered, to come back at uninstall;
+    // after an install, the gateway's entry is its own even when the user edited it since (it
+    // is written anew now, and goes at uninstall).
     let remembered: Servers = current
         .iter()
         .filter(|(name, value)| {
@@ -478,6 +480,7 @@ fn install_once(
                     .added
                     .iter()
                     .any(|(n, v)| n == name && v == value)
+                    || (name == GATEWAY_NAME && entry::is_gateway(value))
             })
         })
         .cloned()

@@ -792,3 +792,29 @@ fn an_install_with_another_config_is_continued_by_uninstall_and_named_by_install
     let report = mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
     assert_eq!(report.restored, ["playwright", "context7", "local-python"]);
 }
+
+/// The user edits the gateway's entry (adds an `env`), then installs again: uninstall still
+/// takes the gateway out and gives the file back as it was before the first install.
+#[test]
+fn an_edited_gateway_entry_installed_again_still_goes_at_uninstall() {
+    let home = Home::new();
+    let target = home.place(Client::Cursor, Scope::User, "cursor.json");
+    let original_text = std::fs::read_to_string(&target.file).unwrap();
+    mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    let mut file: Value =
+        serde_json::from_str(&std::fs::read_to_string(&target.file).unwrap()).unwrap();
+    file["mcpServers"][GATEWAY_NAME]["env"] = json!({"RUST_LOG": "debug"});
+    std::fs::write(&target.file, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    mcpclients::install(&home.request(&target), &home.gateway(), at(1)).unwrap();
+    let report = mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
+    assert!(report.removed_gateway);
+    let servers = mcpclients::servers(&target).unwrap().unwrap();
+    assert!(
+        servers.iter().all(|(name, _)| name != GATEWAY_NAME),
+        "{servers:?}"
+    );
+    let original: Value = serde_json::from_str(&original_text).unwrap();
+    let restored: Value =
+        serde_json::from_str(&std::fs::read_to_string(&target.file).unwrap()).unwrap();
+    assert_eq!(restored, original);
+}
