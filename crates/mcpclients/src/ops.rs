@@ -550,6 +550,7 @@ fn install_once(
                 }
             }
             install.added = target_servers[..1].to_vec();
+            install.left = target_servers[1..].iter().map(|(n, _)| n.clone()).collect();
             install.backup = report.backup.clone().or(install.backup.take());
         }
         None => record.installs.push(Install {
@@ -564,6 +565,7 @@ fn install_once(
             created,
             before: servers.map(|_| remembered),
             added: target_servers[..1].to_vec(),
+            left: target_servers[1..].iter().map(|(n, _)| n.clone()).collect(),
         }),
     }
     record.save()?;

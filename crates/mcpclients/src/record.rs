@@ -108,6 +108,9 @@ pub(crate) struct Install {
     pub(crate) before_text: Option<String>,
     /// What install wrote in their place.
     pub(crate) added: Servers,
+    /// The servers install left in the client's file (what mcpx cannot run): one the client
+    /// deletes meanwhile is not put back.
+    pub(crate) left: Vec<String>,
 }
 
 /// Every install recorded beside one config.
@@ -170,6 +173,13 @@ impl Record {
                 before: servers_from(&item["before"]),
                 before_text: text_of("beforeText"),
                 added: servers_from(&item["added"]).unwrap_or_default(),
+                // Absent from a record written before it was kept: none.
+                left: item["left"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
             });
         }
         Ok(Record { path, installs })
@@ -205,6 +215,7 @@ impl Record {
                     "before": i.before.as_ref().map(servers_json),
                     "beforeText": i.before_text,
                     "added": servers_json(&i.added),
+                    "left": i.left,
                 })
             })
             .collect();

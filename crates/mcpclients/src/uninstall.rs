@@ -22,6 +22,9 @@ pub struct UninstallReport {
     pub restored: Vec<String>,
     /// Servers found that install had not written, kept, each with why.
     pub kept: Vec<(String, String)>,
+    /// Servers install had left in the client that the client deleted since: not put back,
+    /// each with why.
+    pub not_restored: Vec<(String, String)>,
     /// The gateway's entry was removed.
     pub removed_gateway: bool,
     /// The backup made before this change.
@@ -75,6 +78,20 @@ fn uninstall_once(
     };
     let install = record.installs[index].clone();
     let mut result: Servers = install.before.clone().unwrap_or_default();
+    // A server install left in the client's file and the client deleted since stays deleted
+    // (the user saw it there and took it out).
+    let mut not_restored = Vec::new();
+    result.retain(|(name, _)| {
+        let deleted = install.left.contains(name) && !current.iter().any(|(n, _)| n == name);
+        if deleted {
+            not_restored.push((
+                name.clone(),
+                "deleted in the client since install (install had left it there): not put back"
+                    .to_owned(),
+            ));
+        }
+        !deleted
+    });
     let restored: Vec<String> = result.iter().map(|(n, _)| n.clone()).collect();
     let mut kept = Vec::new();
     let mut removed_gateway = false;
@@ -103,6 +120,7 @@ fn uninstall_once(
         file: target.file.clone(),
         restored,
         kept,
+        not_restored,
         removed_gateway,
         backup: None,
         record: record.path.clone(),

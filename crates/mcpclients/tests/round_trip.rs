@@ -95,6 +95,17 @@ fn files_named(file: &Path, part: &str) -> usize {
         .count()
 }
 
+/// The servers install found and left in the client (what mcpx cannot run).
+fn left_in_client(report: &mcpclients::InstallReport) -> Vec<&str> {
+    report
+        .import
+        .found
+        .iter()
+        .filter(|f| f.left.is_some())
+        .map(|f| f.name.as_str())
+        .collect()
+}
+
 fn names(servers: &[(String, Value)]) -> Vec<&str> {
     servers.iter().map(|(n, _)| n.as_str()).collect()
 }
@@ -143,14 +154,11 @@ fn round_trip(client: Client, scope: Scope, fixture: &str, want: &[&str], left: 
         .map(|f| f.name.as_str())
         .collect();
     assert_eq!(found, want, "{fixture}: import finds every server");
-    let not_imported: Vec<&str> = report
-        .import
-        .found
-        .iter()
-        .filter(|f| f.left.is_some())
-        .map(|f| f.name.as_str())
-        .collect();
-    assert_eq!(not_imported, left, "{fixture}: left in the client");
+    assert_eq!(
+        left_in_client(&report),
+        left,
+        "{fixture}: left in the client"
+    );
     assert!(report
         .import
         .outcomes
@@ -817,4 +825,27 @@ fn an_edited_gateway_entry_installed_again_still_goes_at_uninstall() {
     let restored: Value =
         serde_json::from_str(&std::fs::read_to_string(&target.file).unwrap()).unwrap();
     assert_eq!(restored, original);
+}
+
+/// A server install left in the client (Cursor's `local-python`, which mcpx cannot run) and
+/// the user deleted while installed stays deleted at uninstall; the others come back.
+#[test]
+fn a_server_left_in_the_client_and_deleted_since_is_not_put_back() {
+    let home = Home::new();
+    let target = home.place(Client::Cursor, Scope::User, "cursor.json");
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert_eq!(left_in_client(&report), ["local-python"]);
+    let mut file: Value =
+        serde_json::from_str(&std::fs::read_to_string(&target.file).unwrap()).unwrap();
+    file["mcpServers"]
+        .as_object_mut()
+        .unwrap()
+        .shift_remove("local-python");
+    std::fs::write(&target.file, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    let report = mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    assert_eq!(report.restored, ["playwright", "context7"]);
+    assert_eq!(report.not_restored.len(), 1);
+    assert_eq!(report.not_restored[0].0, "local-python");
+    let servers = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(names(&servers), ["playwright", "context7"]);
 }

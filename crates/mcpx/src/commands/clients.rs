@@ -366,7 +366,7 @@ fn uninstall_lines(
         if report.restored.len() == 1 { "" } else { "s" },
         report.restored.join(", ")
     );
-    for (name, why) in &report.kept {
+    for (name, why) in report.kept.iter().chain(&report.not_restored) {
         let _ = writeln!(out, "  {name}: {why}");
     }
     if report.removed_gateway {
