@@ -539,7 +539,15 @@ fn install_once(
         Some(i) => {
             // Servers added to the client since the last install are remembered too.
             let install = &mut record.installs[i];
-            if !remembered.is_empty() {
+            // The exact text is put back only when nothing was added or changed since: a server
+            // left in the client, as it was, changes nothing.
+            let known = |name: &String, value: &Value| {
+                install
+                    .before
+                    .as_ref()
+                    .is_some_and(|b| b.iter().any(|(n, v)| n == name && v == value))
+            };
+            if remembered.iter().any(|(name, value)| !known(name, value)) {
                 install.before_text = None;
             }
             let before = install.before.get_or_insert_with(Vec::new);

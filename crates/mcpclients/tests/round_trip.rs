@@ -849,3 +849,25 @@ fn a_server_left_in_the_client_and_deleted_since_is_not_put_back() {
     let servers = mcpclients::servers(&target).unwrap().unwrap();
     assert_eq!(names(&servers), ["playwright", "context7"]);
 }
+
+/// Installed again with another mcpx (a new path), a server still left in the client as it
+/// was: uninstall still gives the file back byte for byte, comments and all.
+#[test]
+fn installed_again_the_file_still_comes_back_byte_for_byte() {
+    let home = Home::new();
+    let target = home.place(Client::Vscode, Scope::Project, "vscode.jsonc");
+    let original_text = std::fs::read_to_string(&target.file).unwrap();
+    let first = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert!(!left_in_client(&first).is_empty(), "the fixture leaves one");
+    let moved = Gateway::Stdio {
+        program: "/opt/mcpx/bin/mcpx".into(),
+        config: home.config.clone(),
+    };
+    let again = mcpclients::install(&home.request(&target), &moved, at(1)).unwrap();
+    assert!(!again.already);
+    mcpclients::uninstall(&home.request(&target), at(2)).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&target.file).unwrap(),
+        original_text
+    );
+}
