@@ -224,6 +224,33 @@ impl ClientFile {
     }
 }
 
+/// Symbolic links followed at most, as the kernel does: past that a loop.
+const MAX_LINKS: usize = 40;
+
+/// The file `path` names, its links followed: the file itself where it exists; where it does
+/// not but a link names it (a dotfiles link made before the file), the path the last link
+/// points to, so that writing creates the file there and the link stays.
+pub(crate) fn real_path(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let is_link = std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return at;
+        }
+        let Ok(next) = std::fs::read_link(&at) else {
+            return at;
+        };
+        at = match at.parent() {
+            Some(parent) if next.is_relative() => parent.join(next),
+            _ => next,
+        };
+    }
+    path.to_path_buf()
+}
+
 /// Writes `text` to `path` through a temporary file renamed over it, keeping the permissions
 /// of the file it replaces (`mode` for a new one, on Unix).
 pub(crate) fn write_atomic(path: &Path, text: &str, mode: Option<u32>) -> Result<(), Error> {
@@ -239,7 +266,7 @@ pub(crate) fn replace(
     mode: Option<u32>,
 ) -> Result<(), Error> {
     use std::io::Write;
-    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let real = real_path(path);
     let dir = real
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);

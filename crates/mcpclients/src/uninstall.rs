@@ -155,7 +155,9 @@ fn uninstall_once(
                 path: target.file.clone(),
             });
         }
-        std::fs::remove_file(&target.file).map_err(|e| Error::io(&target.file, e))?;
+        // The file install created; a link to it (made before it) stays.
+        let created = file::real_path(&target.file);
+        std::fs::remove_file(&created).map_err(|e| Error::io(&target.file, e))?;
     } else if client_file.text.is_some() || servers.is_some() {
         let expected = Some(client_file.text.as_deref());
         file::replace(&target.file, expected, &new_text, Some(0o600))?;

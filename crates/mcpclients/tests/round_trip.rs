@@ -871,3 +871,33 @@ fn installed_again_the_file_still_comes_back_byte_for_byte() {
         original_text
     );
 }
+
+/// The client's file is a link to a file not made yet (a dotfiles folder): install creates the
+/// file the link names and the link stays; uninstall removes that file, and the link is still
+/// there, as it was.
+#[cfg(unix)]
+#[test]
+fn a_link_to_a_file_not_made_yet_stays_a_link() {
+    let home = Home::new();
+    let target = mcpclients::Target::locate(Client::Cursor, Scope::User, &home.places).unwrap();
+    let dotfiles = home.places.home.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(target.file.parent().unwrap()).unwrap();
+    let real = dotfiles.join("cursor-mcp.json");
+    std::os::unix::fs::symlink(&real, &target.file).unwrap();
+    let is_link = || {
+        std::fs::symlink_metadata(&target.file)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    };
+    let report = mcpclients::install(&home.request(&target), &home.gateway(), at(0)).unwrap();
+    assert!(report.created);
+    assert!(is_link(), "the link was replaced");
+    let servers = mcpclients::servers(&target).unwrap().unwrap();
+    assert_eq!(names(&servers), [GATEWAY_NAME]);
+    assert!(real.is_file());
+    mcpclients::uninstall(&home.request(&target), at(1)).unwrap();
+    assert!(is_link(), "the link was removed");
+    assert!(!real.exists(), "the file install made is gone");
+}
