@@ -233,13 +233,14 @@ async fn an_unread_get_stream_is_ended_and_memory_stays_flat() {
     let _held = unread_stream(ATTACKER, address(&peer), &mine).await;
     let (before, _) = memory_kib(pid);
 
-    // 256 MiB of log messages from the server, every one bound for the attacker's GET stream,
-    // while the bystander pings.
+    // 256 MiB of log messages from the server, every one bound for the attacker's GET stream
+    // (the attacker's own calls cause them: a server's log line reaches only the principal
+    // calling it), while the bystander pings.
     let flood = async {
         for id in 0..4 {
-            let sent = bystander
+            let sent = attacker
                 .call(
-                    &theirs,
+                    &mine,
                     100 + id,
                     "demo__chatter",
                     json!({"count": 1024, "bytes": 65536}),
