@@ -87,30 +87,34 @@ fn fresh(
 }
 
 /// Reloads the config at `path` on each SIGHUP and, when `watch`, each change of the file,
-/// until the gateway stops (the caller drops this future).
-pub(crate) async fn reloads(
+/// until the gateway stops (the caller drops this future). The signal is listened for and the
+/// file's stamp taken when this is called, before the caller serves anyone: a change (or a
+/// SIGHUP) that comes once clients can connect is never missed by a task not yet started.
+pub(crate) fn reloads(
     gateway: Gateway,
     path: PathBuf,
     mut applied: Applied,
     watch: bool,
     redactor: mcpgateway::Redactor,
-) {
+) -> impl std::future::Future<Output = ()> {
     let mut hangups = platform::Hangups::listen();
     let mut seen = stamp(&path);
-    let mut poll = tokio::time::interval(WATCH_INTERVAL);
-    loop {
-        tokio::select! {
-            name = hangups.next() => tracing::info!("{name}: reloading the config"),
-            _ = poll.tick(), if watch => {
-                if stamp(&path) == seen {
-                    continue;
+    async move {
+        let mut poll = tokio::time::interval(WATCH_INTERVAL);
+        loop {
+            tokio::select! {
+                name = hangups.next() => tracing::info!("{name}: reloading the config"),
+                _ = poll.tick(), if watch => {
+                    if stamp(&path) == seen {
+                        continue;
+                    }
+                    tokio::time::sleep(WATCH_SETTLE).await;
+                    seen = stamp(&path);
+                    tracing::info!("the config file changed: reloading it");
                 }
-                tokio::time::sleep(WATCH_SETTLE).await;
-                seen = stamp(&path);
-                tracing::info!("the config file changed: reloading it");
             }
+            applied = reload(&gateway, &path, applied, &redactor);
         }
-        applied = reload(&gateway, &path, applied, &redactor);
     }
 }
 
