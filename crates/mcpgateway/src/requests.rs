@@ -76,21 +76,17 @@ fn refuse_input_members_of(members: &RawParams) -> Result<(), ErrorObject> {
     }
 }
 
-/// Whose a shared server's log line can be, of `sessions`: the principal of every session
-/// calling server `upstream`, or, when none is, of every initialized session; `None` when they
-/// are two or more (or there is no session).
-fn log_owner(sessions: &[Arc<Session>], upstream: usize) -> Option<Principal> {
-    let calling: Vec<&Arc<Session>> = sessions
-        .iter()
-        .filter(|s| s.newest_call_to(upstream).is_some())
-        .collect();
+/// Whose a shared server's log line can be: the principal of every session `calling` the
+/// server, or, when none is, of every initialized session of `sessions`; `None` when they are
+/// two or more (or there is no session).
+fn log_owner(sessions: &[Arc<Session>], calling: &[&Arc<Session>]) -> Option<Principal> {
     let candidates: Vec<&Arc<Session>> = if calling.is_empty() {
         sessions
             .iter()
             .filter(|s| s.protocol_version().is_some())
             .collect()
     } else {
-        calling
+        calling.to_vec()
     };
     let (first, rest) = candidates.split_first()?;
     let owner = first.principal();
@@ -845,7 +841,11 @@ impl Hub {
             })
             .unwrap_or(0);
         let sessions = self.registry.sessions();
-        let Some(owner) = log_owner(&sessions, upstream) else {
+        let calling: Vec<&Arc<Session>> = sessions
+            .iter()
+            .filter(|s| s.newest_call_to(upstream).is_some())
+            .collect();
+        let Some(owner) = log_owner(&sessions, &calling) else {
             return;
         };
         let anyone_chose = sessions.iter().any(|s| s.log_level().is_some());
@@ -854,10 +854,7 @@ impl Hub {
         } else {
             0
         };
-        let mut calling = sessions
-            .iter()
-            .filter(|s| s.newest_call_to(upstream).is_some());
-        if let (Some(only), None) = (calling.next(), calling.next()) {
+        if let [only] = calling.as_slice() {
             if only.is_modern() && only.wants_log(level) {
                 only.send(frame.clone(), None);
             }
