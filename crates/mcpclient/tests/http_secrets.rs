@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -37,28 +37,7 @@ fn echoing_server() -> (String, JoinHandle<String>) {
     let done = std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
         stream.set_read_timeout(Some(WAIT)).unwrap();
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        // The whole request, its body too: a close with unread bytes would be a reset, which
-        // could reach the client before the answer.
-        let head = loop {
-            if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&got[..end]).into_owned();
-                let length: usize = head
-                    .to_ascii_lowercase()
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(0);
-                if got.len() >= end + 4 + length {
-                    break head;
-                }
-            }
-            assert!(got.len() < common::MAX_REQUEST_BYTES, "request too large");
-            let n = stream.read(&mut buf).unwrap();
-            assert!(n > 0, "the request ended early");
-            got.extend_from_slice(&buf[..n]);
-        };
+        let (head, _) = common::read_whole(&mut stream).expect("a request");
         let body = format!("you sent: {head}");
         let answer = format!(
             "HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",

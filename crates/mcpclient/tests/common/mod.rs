@@ -9,22 +9,30 @@ use std::net::TcpStream;
 use serde_json::Value;
 
 /// Largest request a test server reads.
-pub(crate) const MAX_REQUEST_BYTES: usize = 1 << 20;
+const MAX_REQUEST_BYTES: usize = 1 << 20;
 
 /// One request read from `stream`: its JSON-RPC body, or `None` at the end of the stream.
 pub(crate) fn read_request(stream: &mut TcpStream) -> Option<Value> {
+    let (_, body) = read_whole(stream)?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// One whole request read from `stream` (its body to the end, so that a close after the answer
+/// is not a reset): its head and its body; `None` at the end of the stream.
+pub(crate) fn read_whole(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
         if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let head = String::from_utf8_lossy(&got[..end]).into_owned();
             let length: usize = head
+                .to_ascii_lowercase()
                 .lines()
                 .find_map(|l| l.strip_prefix("content-length:"))
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0);
             if got.len() >= end + 4 + length {
-                return serde_json::from_slice(&got[end + 4..end + 4 + length]).ok();
+                return Some((head, got[end + 4..end + 4 + length].to_vec()));
             }
         }
         assert!(got.len() < MAX_REQUEST_BYTES, "request too large");
